@@ -1,0 +1,55 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// FileName is where a member's snapshot lives inside an inputs directory.
+func FileName(member string) string { return member + ".yaml" }
+
+// LoadDir reads inputs/<member>.yaml for every member, in the given order.
+// A member without a file is an error naming the file: an absent snapshot
+// must never read as "this member exports nothing". A file for a member
+// that is not in the ClusterSet is an error too, since it is most likely a
+// renamed member whose exports would silently vanish.
+func LoadDir(dir string, members []string) ([]*Snapshot, error) {
+	known := map[string]bool{}
+	for _, m := range members {
+		known[m] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read inputs directory: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		if m := strings.TrimSuffix(name, ".yaml"); !known[m] {
+			return nil, fmt.Errorf("%s: no member %q in the ClusterSet; remove the file or add the member", filepath.Join(dir, name), m)
+		}
+	}
+	out := make([]*Snapshot, 0, len(members))
+	for _, m := range members {
+		path := filepath.Join(dir, FileName(m))
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("member %q: snapshot %s is missing", m, path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("member %q: %w", m, err)
+		}
+		s, err := Parse(m, path, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

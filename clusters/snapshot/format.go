@@ -1,0 +1,132 @@
+package snapshot
+
+import (
+	"bytes"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+// Format renders a snapshot as inputs/<member>.yaml: volatile fields
+// stripped, objects in a fixed order, so an unchanged cluster gives
+// byte-identical output and a changed one a small diff.
+func Format(s *Snapshot) ([]byte, error) {
+	c := *s
+	c.sort()
+	var buf bytes.Buffer
+	emit := func(obj any) error {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+		return nil
+	}
+	if c.ClusterID != "" {
+		if err := emit(map[string]any{
+			"apiVersion": "about.k8s.io/v1alpha1",
+			"kind":       "ClusterProperty",
+			"metadata":   map[string]any{"name": ClusterIDProperty},
+			"spec":       map[string]any{"value": c.ClusterID},
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, ns := range c.Namespaces {
+		out := corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns.Name, DeletionTimestamp: ns.DeletionTimestamp},
+			Status:     corev1.NamespaceStatus{Phase: ns.Status.Phase},
+		}
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("Namespace %s: %w", ns.Name, err)
+		}
+	}
+	for _, se := range c.ServiceExports {
+		out := mcsv1alpha1.ServiceExport{
+			TypeMeta: metav1.TypeMeta{APIVersion: mcsv1alpha1.GroupVersion.String(), Kind: "ServiceExport"},
+			// creationTimestamp decides conflicts: oldest export wins.
+			ObjectMeta: metav1.ObjectMeta{
+				Name: se.Name, Namespace: se.Namespace,
+				CreationTimestamp: se.CreationTimestamp, DeletionTimestamp: se.DeletionTimestamp,
+			},
+			Spec: se.Spec,
+		}
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("ServiceExport %s/%s: %w", se.Namespace, se.Name, err)
+		}
+	}
+	for _, svc := range c.Services {
+		out := normalizeService(svc)
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+	}
+	for _, sl := range c.EndpointSlices {
+		out := normalizeSlice(sl)
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("EndpointSlice %s/%s: %w", sl.Namespace, sl.Name, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// normalizeService keeps the fields the KEP-1645 rules read. Allocated
+// addresses and node ports change when a Service is recreated and mean
+// nothing in another cluster; only headlessness is kept.
+func normalizeService(svc corev1.Service) corev1.Service {
+	spec := svc.Spec
+	out := corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace},
+		Spec: corev1.ServiceSpec{
+			Type:                  spec.Type,
+			SessionAffinity:       spec.SessionAffinity,
+			SessionAffinityConfig: spec.SessionAffinityConfig,
+			IPFamilies:            spec.IPFamilies,
+			IPFamilyPolicy:        spec.IPFamilyPolicy,
+			InternalTrafficPolicy: spec.InternalTrafficPolicy,
+			TrafficDistribution:   spec.TrafficDistribution,
+			ExternalName:          spec.ExternalName,
+		},
+	}
+	if spec.ClusterIP == corev1.ClusterIPNone {
+		out.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	for _, p := range spec.Ports {
+		out.Spec.Ports = append(out.Spec.Ports, corev1.ServicePort{
+			Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol, Port: p.Port, TargetPort: p.TargetPort,
+		})
+	}
+	return out
+}
+
+// normalizeSlice drops pod references, node names and topology hints: they
+// name objects of the source cluster and churn with every rollout.
+func normalizeSlice(sl discoveryv1.EndpointSlice) discoveryv1.EndpointSlice {
+	out := discoveryv1.EndpointSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: discoveryv1.SchemeGroupVersion.String(), Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: sl.Name, Namespace: sl.Namespace, Labels: map[string]string{},
+		},
+		AddressType: sl.AddressType,
+		Ports:       sl.Ports,
+	}
+	for _, k := range []string{discoveryv1.LabelServiceName, discoveryv1.LabelManagedBy} {
+		if v, ok := sl.Labels[k]; ok {
+			out.Labels[k] = v
+		}
+	}
+	for _, e := range sl.Endpoints {
+		out.Endpoints = append(out.Endpoints, discoveryv1.Endpoint{
+			Addresses: e.Addresses, Conditions: e.Conditions, Hostname: e.Hostname, Zone: e.Zone,
+		})
+	}
+	return out
+}

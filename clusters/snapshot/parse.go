@@ -1,0 +1,242 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/yaml"
+
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+// MaxObjectBytes bounds one object, the same order as etcd's request limit:
+// anything bigger is not something a cluster could have returned.
+const MaxObjectBytes = 1536 * 1024
+
+// ParseError locates a problem in a snapshot file.
+type ParseError struct {
+	File string
+	// Line is the first line of the YAML document, 0 when unknown.
+	Line   int
+	Object string
+	Msg    string
+}
+
+func (e *ParseError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Object != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Object, e.Msg)
+	}
+	return loc + ": " + e.Msg
+}
+
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+type list struct {
+	Items []json.RawMessage `json:"items"`
+}
+
+type clusterProperty struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Value string `json:"value"`
+	} `json:"spec"`
+}
+
+// Parse reads one member's snapshot. file is used in errors only. Kinds the
+// renderer does not use are ignored, so a whole `kubectl get -A -o yaml` of
+// the right resources can be pasted in.
+func Parse(member, file string, data []byte) (*Snapshot, error) {
+	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}}
+	for _, d := range splitDocuments(data) {
+		if len(bytes.TrimSpace(d.body)) == 0 {
+			continue
+		}
+		if err := p.document(d.line, d.body); err != nil {
+			return nil, err
+		}
+	}
+	p.s.sort()
+	return p.s, nil
+}
+
+type parser struct {
+	file string
+	s    *Snapshot
+	// seen maps kind/namespace/name to the line of its first document.
+	seen map[string]int
+}
+
+func (p *parser) errorf(line int, obj, format string, args ...any) error {
+	return &ParseError{File: p.file, Line: line, Object: obj, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) document(line int, body []byte) error {
+	if len(body) > MaxObjectBytes {
+		return p.errorf(line, "", "document is %d bytes, over the %d-byte limit for one object", len(body), MaxObjectBytes)
+	}
+	js, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return p.errorf(line, "", "not valid YAML: %v", err)
+	}
+	return p.object(line, js)
+}
+
+func (p *parser) object(line int, js []byte) error {
+	js = bytes.TrimSpace(js)
+	if bytes.Equal(js, []byte("null")) {
+		return nil
+	}
+	if len(js) == 0 || js[0] != '{' {
+		return p.errorf(line, "", "expected a Kubernetes object (a mapping with apiVersion and kind)")
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return p.errorf(line, "", "apiVersion/kind: %v", err)
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
+		return p.errorf(line, "", "object has no apiVersion or kind")
+	}
+	group, _, _ := strings.Cut(tm.APIVersion, "/")
+	if !strings.Contains(tm.APIVersion, "/") {
+		group = ""
+	}
+	switch {
+	case group == "" && tm.Kind == "List":
+		var l list
+		if err := json.Unmarshal(js, &l); err != nil {
+			return p.errorf(line, tm.Kind, "items: %v", err)
+		}
+		for _, item := range l.Items {
+			if len(item) > MaxObjectBytes {
+				return p.errorf(line, "", "a List item is %d bytes, over the %d-byte limit for one object", len(item), MaxObjectBytes)
+			}
+			if err := p.object(line, item); err != nil {
+				return err
+			}
+		}
+		return nil
+	case group == "" && tm.Kind == "Namespace":
+		return decodeInto(p, line, tm.Kind, js, &p.s.Namespaces, false)
+	case group == "" && tm.Kind == "Service":
+		return decodeInto(p, line, tm.Kind, js, &p.s.Services, true)
+	case group == discoveryv1.GroupName && tm.Kind == "EndpointSlice":
+		if tm.APIVersion != discoveryv1.SchemeGroupVersion.String() {
+			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, discoveryv1.SchemeGroupVersion)
+		}
+		return decodeInto(p, line, tm.Kind, js, &p.s.EndpointSlices, true)
+	case group == mcsv1alpha1.GroupName && tm.Kind == "ServiceExport":
+		return decodeInto(p, line, tm.Kind, js, &p.s.ServiceExports, true)
+	case group == "about.k8s.io" && tm.Kind == "ClusterProperty":
+		var cp clusterProperty
+		if err := json.Unmarshal(js, &cp); err != nil {
+			return p.errorf(line, "ClusterProperty", "%v", err)
+		}
+		if cp.Metadata.Name != ClusterIDProperty {
+			return nil
+		}
+		if p.s.ClusterID != "" {
+			return p.errorf(line, "ClusterProperty "+ClusterIDProperty, "appears twice")
+		}
+		if cp.Spec.Value == "" {
+			return p.errorf(line, "ClusterProperty "+ClusterIDProperty, "spec.value is empty")
+		}
+		p.s.ClusterID = cp.Spec.Value
+		return nil
+	}
+	return nil
+}
+
+// named is what every decoded kind offers for identity checks.
+type named interface {
+	GetName() string
+	GetNamespace() string
+}
+
+func decodeInto[T any, PT interface {
+	*T
+	named
+}](p *parser, line int, kind string, js []byte, dst *[]T, namespaced bool) error {
+	var obj T
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return p.errorf(line, kind, "%v", err)
+	}
+	o := PT(&obj)
+	ref := kind + " " + o.GetName()
+	if namespaced {
+		ref = kind + " " + o.GetNamespace() + "/" + o.GetName()
+	}
+	if err := validateObject(kind, o, namespaced); err != nil {
+		return p.errorf(line, ref, "%v", err)
+	}
+	if first, dup := p.seen[ref]; dup {
+		return p.errorf(line, ref, "duplicate object (first at line %d)", first)
+	}
+	p.seen[ref] = line
+	*dst = append(*dst, obj)
+	return nil
+}
+
+func (s *Snapshot) sort() {
+	sort.Slice(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name })
+	sortNamespaced(s.ServiceExports)
+	sortNamespaced(s.Services)
+	sortNamespaced(s.EndpointSlices)
+}
+
+func sortNamespaced[T any, PT interface {
+	*T
+	named
+}](items []T) {
+	sort.Slice(items, func(i, j int) bool {
+		a, b := PT(&items[i]), PT(&items[j])
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+}
+
+type document struct {
+	line int
+	body []byte
+}
+
+// splitDocuments splits multi-document YAML on "---" lines, remembering where
+// each document starts so errors can point at it.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	for i := 0; i <= len(data); {
+		end := bytes.IndexByte(data[i:], '\n')
+		next := len(data) + 1
+		lineEnd := len(data)
+		if end >= 0 {
+			lineEnd = i + end
+			next = lineEnd + 1
+		}
+		l := data[i:lineEnd]
+		if bytes.HasPrefix(l, []byte("---")) && len(bytes.TrimSpace(l[3:])) == 0 {
+			docs = append(docs, document{line: startLine, body: data[start:i]})
+			start, startLine = next, line+1
+		}
+		i = next
+		line++
+	}
+	if start < len(data) {
+		docs = append(docs, document{line: startLine, body: data[start:]})
+	}
+	return docs
+}

@@ -1,0 +1,74 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// member is one ClusterSet member with its snapshot, as the rules see it.
+type member struct {
+	name      string
+	clusterID string
+	snap      *snapshot.Snapshot
+	// namespaces that exist and are not being deleted.
+	namespaces map[string]bool
+}
+
+// resolveMembers pairs config members with snapshots and settles cluster
+// IDs. A config override wins over the member's ClusterProperty, because it
+// is the ClusterSet admin's explicit word; a disagreement is reported.
+func resolveMembers(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) ([]*member, []string, error) {
+	byName := map[string]*snapshot.Snapshot{}
+	for _, s := range snaps {
+		if _, ok := cfg.Member(s.Member); !ok {
+			return nil, nil, fmt.Errorf("snapshot for %q: no such member in ClusterSet %q", s.Member, cfg.Metadata.Name)
+		}
+		if byName[s.Member] != nil {
+			return nil, nil, fmt.Errorf("member %q: two snapshots", s.Member)
+		}
+		byName[s.Member] = s
+	}
+	var warnings []string
+	ids := map[string]string{}
+	out := make([]*member, 0, len(cfg.Spec.Members))
+	for _, cm := range cfg.Spec.Members {
+		s := byName[cm.Name]
+		if s == nil {
+			return nil, nil, fmt.Errorf("member %q: no snapshot", cm.Name)
+		}
+		id := cm.Name
+		switch {
+		case cm.ClusterID != "":
+			id = cm.ClusterID
+			if s.ClusterID != "" && s.ClusterID != cm.ClusterID {
+				warnings = append(warnings, fmt.Sprintf("member %q: clusterID %q in clusterset.yaml overrides the cluster's own ClusterProperty %q", cm.Name, cm.ClusterID, s.ClusterID))
+			}
+		case s.ClusterID != "":
+			id = s.ClusterID
+		}
+		// The ID becomes a label value, which is stricter than KEP-2149's
+		// 128-character subdomain.
+		if msgs := validation.IsDNS1123Label(id); len(msgs) > 0 {
+			return nil, nil, fmt.Errorf("member %q: cluster ID %q cannot be used as the %s label value: %s; set spec.members[].clusterID",
+				cm.Name, id, "multicluster.kubernetes.io/source-cluster", strings.Join(msgs, "; "))
+		}
+		if other, dup := ids[id]; dup {
+			return nil, nil, fmt.Errorf("members %q and %q both have cluster ID %q; cluster IDs must be unique in a ClusterSet", other, cm.Name, id)
+		}
+		ids[id] = cm.Name
+		m := &member{name: cm.Name, clusterID: id, snap: s, namespaces: map[string]bool{}}
+		for _, ns := range s.Namespaces {
+			if ns.DeletionTimestamp == nil && ns.Status.Phase != corev1.NamespaceTerminating {
+				m.namespaces[ns.Name] = true
+			}
+		}
+		out = append(out, m)
+	}
+	return out, warnings, nil
+}

@@ -1,0 +1,283 @@
+package render
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+// export is one member's ServiceExport with the Service and EndpointSlices
+// it exports.
+type export struct {
+	m      *member
+	se     *mcsv1alpha1.ServiceExport
+	svc    *corev1.Service
+	slices []*discoveryv1.EndpointSlice
+}
+
+func (e *export) headless() bool { return e.svc.Spec.ClusterIP == corev1.ClusterIPNone }
+
+// importType maps a Service to its ServiceImport type: ClusterIP, NodePort
+// and LoadBalancer all become ClusterSetIP; only headlessness matters.
+func (e *export) importType() mcsv1alpha1.ServiceImportType {
+	if e.headless() {
+		return mcsv1alpha1.Headless
+	}
+	return mcsv1alpha1.ClusterSetIP
+}
+
+// olderThan orders exports by precedence: oldest ServiceExport first,
+// ties broken by member name (KEP-1645 conflict resolution).
+func (e *export) olderThan(o *export) bool {
+	a, b := e.se.CreationTimestamp, o.se.CreationTimestamp
+	if !a.Equal(&b) {
+		return a.Before(&b)
+	}
+	return e.m.name < o.m.name
+}
+
+// merged is the ServiceImport-to-be: the properties that won, and every
+// conflict found on the way.
+type merged struct {
+	ports      []mcsv1alpha1.ServicePort
+	portOwner  []*export
+	winner     *export
+	valid      []*export
+	conflicts  map[*export][]conflict
+	importType mcsv1alpha1.ServiceImportType
+}
+
+type conflict struct {
+	reason  mcsv1alpha1.ServiceExportConditionReason
+	message string
+}
+
+// conflictOrder fixes the order reasons appear in when several combine.
+var conflictOrder = []mcsv1alpha1.ServiceExportConditionReason{
+	mcsv1alpha1.ServiceExportReasonPortConflict,
+	mcsv1alpha1.ServiceExportReasonTypeConflict,
+	mcsv1alpha1.ServiceExportReasonSessionAffinityConflict,
+	mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict,
+	mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict,
+	mcsv1alpha1.ServiceExportReasonTrafficDistributionConflict,
+	mcsv1alpha1.ServiceExportReasonIPFamilyConflict,
+	mcsv1alpha1.ServiceExportReasonLabelsConflict,
+	mcsv1alpha1.ServiceExportReasonAnnotationsConflict,
+}
+
+// scalarRules are the properties where the oldest export wins outright.
+var scalarRules = []struct {
+	reason mcsv1alpha1.ServiceExportConditionReason
+	what   string
+	get    func(*export) any
+}{
+	{mcsv1alpha1.ServiceExportReasonTypeConflict, "type", func(e *export) any { return e.importType() }},
+	{mcsv1alpha1.ServiceExportReasonSessionAffinityConflict, "sessionAffinity", func(e *export) any { return sessionAffinity(e.svc) }},
+	{mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict, "sessionAffinityConfig", func(e *export) any { return sessionAffinityConfig(e.svc) }},
+	{mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict, "internalTrafficPolicy", func(e *export) any { return deref(e.svc.Spec.InternalTrafficPolicy) }},
+	{mcsv1alpha1.ServiceExportReasonTrafficDistributionConflict, "trafficDistribution", func(e *export) any { return deref(e.svc.Spec.TrafficDistribution) }},
+	{mcsv1alpha1.ServiceExportReasonIPFamilyConflict, "ipFamilies", func(e *export) any { return e.svc.Spec.IPFamilies }},
+	{mcsv1alpha1.ServiceExportReasonLabelsConflict, "exportedLabels", func(e *export) any { return e.se.Spec.ExportedLabels }},
+	{mcsv1alpha1.ServiceExportReasonAnnotationsConflict, "exportedAnnotations", func(e *export) any { return e.se.Spec.ExportedAnnotations }},
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func sessionAffinity(s *corev1.Service) corev1.ServiceAffinity {
+	if s.Spec.SessionAffinity == "" {
+		return corev1.ServiceAffinityNone
+	}
+	return s.Spec.SessionAffinity
+}
+
+// sessionAffinityConfig is only meaningful with ClientIP affinity; comparing
+// it otherwise would report conflicts that change nothing.
+func sessionAffinityConfig(s *corev1.Service) *corev1.SessionAffinityConfig {
+	if sessionAffinity(s) != corev1.ServiceAffinityClientIP {
+		return nil
+	}
+	return s.Spec.SessionAffinityConfig
+}
+
+func equalValues(a, b any) bool {
+	if am, ok := a.(map[string]string); ok {
+		bm, _ := b.(map[string]string)
+		return maps.Equal(am, bm)
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// merge applies KEP-1645 conflict resolution to the valid exports of one
+// service, which must already be in precedence order.
+func merge(valid []*export) *merged {
+	m := &merged{winner: valid[0], valid: valid, conflicts: map[*export][]conflict{}, importType: valid[0].importType()}
+	for _, e := range valid {
+		m.mergePorts(e)
+	}
+	for _, rule := range scalarRules {
+		want := rule.get(m.winner)
+		var losers []string
+		for _, e := range valid[1:] {
+			got := rule.get(e)
+			if equalValues(want, got) {
+				continue
+			}
+			losers = append(losers, e.m.name)
+			m.add(e, rule.reason, fmt.Sprintf("%s %s differs from %s's export, created earlier; %s wins",
+				rule.what, describe(got), m.winner.m.name, m.winner.m.name))
+		}
+		if len(losers) > 0 {
+			m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; this export is the oldest and wins",
+				rule.what, strings.Join(losers, ", ")))
+		}
+	}
+	return m
+}
+
+func (m *merged) add(e *export, reason mcsv1alpha1.ServiceExportConditionReason, msg string) {
+	m.conflicts[e] = append(m.conflicts[e], conflict{reason, msg})
+}
+
+// mergePorts adds an export's ports to the union, matched first by name,
+// then by (protocol, port). A port that clashes with one already in the
+// union is dropped and both exports are marked PortConflict. The union may
+// hold an unnamed port only while it is the only port, because a Service
+// with several ports must name them all.
+func (m *merged) mergePorts(e *export) {
+	for _, p := range e.svc.Spec.Ports {
+		sp := mcsv1alpha1.ServicePort{Name: p.Name, Protocol: protocol(p.Protocol), AppProtocol: p.AppProtocol, Port: p.Port}
+		clash := -1
+		for i, have := range m.ports {
+			if have.Name == sp.Name || (have.Protocol == sp.Protocol && have.Port == sp.Port) {
+				clash = i
+				break
+			}
+		}
+		if clash >= 0 {
+			have, owner := m.ports[clash], m.portOwner[clash]
+			if have.Name == sp.Name && have.Protocol == sp.Protocol && have.Port == sp.Port && equalValues(deref(have.AppProtocol), deref(sp.AppProtocol)) {
+				continue
+			}
+			if owner != e {
+				m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s conflicts with port %s of %s's export, created earlier; %s's port wins",
+					describePort(sp), describePort(have), owner.m.name, owner.m.name))
+				m.add(owner, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s of %s's export conflicts with this export's port %s; this export is older and wins",
+					describePort(sp), e.m.name, describePort(have)))
+			}
+			continue
+		}
+		if len(m.ports) > 0 && (sp.Name == "" || m.ports[0].Name == "") {
+			other := m.portOwner[0]
+			m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s cannot join the ports of %s's export, created earlier: a multi-port service needs every port named; %s's ports win",
+				describePort(sp), other.m.name, other.m.name))
+			if other != e {
+				m.add(other, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("%s's export adds port %s, but a multi-port service needs every port named; this export is older and wins",
+					e.m.name, describePort(sp)))
+			}
+			continue
+		}
+		m.ports = append(m.ports, sp)
+		m.portOwner = append(m.portOwner, e)
+	}
+}
+
+func protocol(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
+}
+
+func describePort(p mcsv1alpha1.ServicePort) string {
+	s := fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+	if p.Name != "" {
+		s = fmt.Sprintf("%q %s", p.Name, s)
+	}
+	if p.AppProtocol != nil {
+		s += " appProtocol " + *p.AppProtocol
+	}
+	return s
+}
+
+// describe prints a property value for a person reading a condition.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(unset)"
+	case map[string]string:
+		if len(x) == 0 {
+			return "{}"
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + x[k]
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []corev1.IPFamily:
+		if len(x) == 0 {
+			return "(unset)"
+		}
+		parts := make([]string, len(x))
+		for i, f := range x {
+			parts[i] = string(f)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case *corev1.SessionAffinityConfig:
+		if x == nil || x.ClientIP == nil || x.ClientIP.TimeoutSeconds == nil {
+			return "(unset)"
+		}
+		return fmt.Sprintf("clientIP.timeoutSeconds=%d", *x.ClientIP.TimeoutSeconds)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// conditions builds the Valid/Conflict/Ready conditions of a valid export.
+func (m *merged) conditions(e *export, importers int) []Condition {
+	out := []Condition{{Type: "Valid", Status: "True", Reason: string(mcsv1alpha1.ServiceExportReasonValid), Message: "the Service can be exported"}}
+	cs := m.conflicts[e]
+	if len(cs) == 0 {
+		out = append(out, Condition{Type: "Conflict", Status: "False", Reason: string(mcsv1alpha1.ServiceExportReasonNoConflicts), Message: "no conflicts with other exports of this service"})
+	} else {
+		var reasons, msgs []string
+		for _, r := range conflictOrder {
+			found := false
+			for _, c := range cs {
+				if c.reason == r {
+					found = true
+					msgs = append(msgs, c.message)
+				}
+			}
+			if found {
+				reasons = append(reasons, string(r))
+			}
+		}
+		out = append(out, Condition{Type: "Conflict", Status: "True", Reason: strings.Join(reasons, ","), Message: strings.Join(msgs, "; ")})
+	}
+	out = append(out, Condition{Type: "Ready", Status: "True", Reason: string(mcsv1alpha1.ServiceExportReasonExported),
+		Message: fmt.Sprintf("rendered for %d member(s)", importers)})
+	return out
+}
+
+// invalidConditions explains why an export does not contribute.
+func invalidConditions(reason mcsv1alpha1.ServiceExportConditionReason, msg string) []Condition {
+	return []Condition{
+		{Type: "Valid", Status: "False", Reason: string(reason), Message: msg},
+		{Type: "Ready", Status: "False", Reason: string(mcsv1alpha1.ServiceExportReasonFailed), Message: "not exported: " + msg},
+	}
+}

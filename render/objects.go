@@ -1,0 +1,145 @@
+package render
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+func managedLabels(extra map[string]string) map[string]string {
+	l := maps.Clone(extra)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[ManagedByLabel] = ManagedByValue
+	return l
+}
+
+// serviceImport builds the ServiceImport. Only exportedLabels and
+// exportedAnnotations of the winning export propagate, never the Service's
+// own metadata. status.clusters is data for the applier, which writes it
+// through the status subresource.
+func serviceImport(apiVersion, ns, name string, m *merged, contributors []string) *mcsv1alpha1.ServiceImport {
+	w := m.winner
+	ann := maps.Clone(w.se.Spec.ExportedAnnotations)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[DerivedServiceAnnotation] = DerivedServiceName(ns, name)
+	si := &mcsv1alpha1.ServiceImport{
+		TypeMeta: metav1.TypeMeta{APIVersion: mcsv1alpha1.GroupName + "/" + apiVersion, Kind: "ServiceImport"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns,
+			Labels:      managedLabels(w.se.Spec.ExportedLabels),
+			Annotations: ann,
+		},
+		Spec: mcsv1alpha1.ServiceImportSpec{
+			Ports:                 append([]mcsv1alpha1.ServicePort{}, m.ports...),
+			Type:                  m.importType,
+			SessionAffinity:       sessionAffinity(w.svc),
+			SessionAffinityConfig: sessionAffinityConfig(w.svc),
+			IPFamilies:            w.svc.Spec.IPFamilies,
+			InternalTrafficPolicy: w.svc.Spec.InternalTrafficPolicy,
+			TrafficDistribution:   w.svc.Spec.TrafficDistribution,
+		},
+	}
+	for _, c := range contributors {
+		si.Status.Clusters = append(si.Status.Clusters, mcsv1alpha1.ClusterStatus{Cluster: c})
+	}
+	return si
+}
+
+// derivedService is the selectorless Service that gives the import its
+// cluster IP and receives the imported EndpointSlices.
+func derivedService(ns, name string, m *merged) *corev1.Service {
+	w := m.winner
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: DerivedServiceName(ns, name), Namespace: ns,
+			Labels: managedLabels(map[string]string{mcsv1alpha1.LabelServiceName: name}),
+		},
+		Spec: corev1.ServiceSpec{
+			Type:                  corev1.ServiceTypeClusterIP,
+			SessionAffinity:       sessionAffinity(w.svc),
+			SessionAffinityConfig: sessionAffinityConfig(w.svc),
+			InternalTrafficPolicy: w.svc.Spec.InternalTrafficPolicy,
+			TrafficDistribution:   w.svc.Spec.TrafficDistribution,
+		},
+	}
+	if m.importType == mcsv1alpha1.Headless {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	if fams := w.svc.Spec.IPFamilies; len(fams) > 0 {
+		svc.Spec.IPFamilies = fams
+		policy := corev1.IPFamilyPolicySingleStack
+		if len(fams) == 2 {
+			policy = corev1.IPFamilyPolicyRequireDualStack
+		}
+		svc.Spec.IPFamilyPolicy = &policy
+	}
+	for _, p := range m.ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol, Port: p.Port})
+	}
+	return svc
+}
+
+// importedSlice mirrors one source EndpointSlice into an importing member.
+// Pod references, node names and topology hints name objects of the source
+// cluster, so they are dropped; readiness and hostnames are what DNS and
+// kube-proxy need.
+func importedSlice(ns, name string, src *discoveryv1.EndpointSlice, sourceCluster string, portNames map[string]bool) *discoveryv1.EndpointSlice {
+	derived := DerivedServiceName(ns, name)
+	out := &discoveryv1.EndpointSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: sliceName(derived, sourceCluster, src.Name), Namespace: ns,
+			Labels: managedLabels(map[string]string{
+				mcsv1alpha1.LabelServiceName:   name,
+				mcsv1alpha1.LabelSourceCluster: sourceCluster,
+				discoveryv1.LabelServiceName:   derived,
+				discoveryv1.LabelManagedBy:     EndpointSliceManager,
+			}),
+		},
+		AddressType: src.AddressType,
+		Endpoints:   []discoveryv1.Endpoint{},
+	}
+	for _, p := range src.Ports {
+		name := ""
+		if p.Name != nil {
+			name = *p.Name
+		}
+		if portNames[name] {
+			out.Ports = append(out.Ports, p)
+		}
+	}
+	for _, e := range src.Endpoints {
+		out.Endpoints = append(out.Endpoints, discoveryv1.Endpoint{
+			Addresses: e.Addresses, Conditions: e.Conditions, Hostname: e.Hostname, Zone: e.Zone,
+		})
+	}
+	return out
+}
+
+func namespaceObject(ns string) *corev1.Namespace {
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: managedLabels(nil)},
+	}
+}
+
+func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
+	n := 0
+	for _, s := range slices {
+		for _, e := range s.Endpoints {
+			// A nil ready condition means unknown, which consumers treat as ready.
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				n++
+			}
+		}
+	}
+	return n
+}

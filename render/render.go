@@ -1,0 +1,190 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Object is one rendered object and the file it goes to, relative to
+// clusters/<member>/.
+type Object struct {
+	Path   string
+	Object runtime.Object
+}
+
+// Member is what one member should hold.
+type Member struct {
+	Name      string
+	ClusterID string
+	// Objects sorted by Path.
+	Objects []Object
+}
+
+// Output is the whole rendered ClusterSet.
+type Output struct {
+	Members []Member
+	Report  Report
+}
+
+// Render applies the KEP-1645 rules to one snapshot per member. It fails
+// only on problems with the ClusterSet as a whole (a snapshot missing,
+// duplicate cluster IDs); problems with single exports go into the report.
+func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, error) {
+	members, warnings, err := resolveMembers(cfg, snaps)
+	if err != nil {
+		return nil, err
+	}
+	apiVersion := string(cfg.Spec.Render.ServiceImportAPIVersion)
+	if apiVersion == "" {
+		apiVersion = string(v1alpha1.ServiceImportV1Alpha1)
+	}
+	out := &Output{Report: Report{Warnings: warnings, Services: []ServiceReport{}}}
+	objs := make([][]Object, len(members))
+	createdNS := make([]map[string]bool, len(members))
+	for i := range createdNS {
+		createdNS[i] = map[string]bool{}
+	}
+
+	for _, key := range sortedKeys(collectExports(members)) {
+		exports := key.exports
+		sort.SliceStable(exports, func(i, j int) bool { return exports[i].olderThan(exports[j]) })
+		rep := ServiceReport{Namespace: key.ns, Name: key.name}
+		var valid []*export
+		invalid := map[*export][]Condition{}
+		for _, e := range exports {
+			switch {
+			case e.svc == nil:
+				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonNoService,
+					fmt.Sprintf("member %s has no Service %s/%s to export", e.m.name, key.ns, key.name))
+			case e.svc.Spec.Type == "ExternalName":
+				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonInvalidServiceType,
+					"Service is of type ExternalName, which KEP-1645 does not export")
+			default:
+				valid = append(valid, e)
+			}
+		}
+		var mg *merged
+		if len(valid) > 0 {
+			mg = merge(valid)
+			rep.Type = string(mg.importType)
+			rep.Endpoints = map[string]int{}
+			var contributors []string
+			for _, e := range valid {
+				contributors = append(contributors, e.m.clusterID)
+				rep.Endpoints[e.m.name] += readyEndpoints(e.slices)
+			}
+			sort.Strings(contributors)
+			portNames := map[string]bool{}
+			for _, p := range mg.ports {
+				portNames[p.Name] = true
+			}
+			for i, m := range members {
+				if !m.namespaces[key.ns] {
+					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
+					if !cfg.Spec.Render.CreateMissingNamespaces {
+						continue
+					}
+					if !createdNS[i][key.ns] {
+						createdNS[i][key.ns] = true
+						objs[i] = append(objs[i], Object{Path: key.ns + "/namespace.yaml", Object: namespaceObject(key.ns)})
+					}
+				}
+				rep.ImportedBy = append(rep.ImportedBy, m.name)
+				dir := key.ns + "/" + key.name + "/"
+				objs[i] = append(objs[i],
+					Object{Path: dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, mg, contributors)},
+					Object{Path: dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, mg)},
+				)
+				for _, e := range valid {
+					for _, src := range e.slices {
+						sl := importedSlice(key.ns, key.name, src, e.m.clusterID, portNames)
+						objs[i] = append(objs[i], Object{Path: dir + "endpointslice-" + e.m.clusterID + "-" + sl.Name[len(sl.Name)-10:] + ".yaml", Object: sl})
+					}
+				}
+			}
+		}
+		for _, e := range exports {
+			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
+			if er.Conditions == nil {
+				er.Conditions = mg.conditions(e, len(rep.ImportedBy))
+			}
+			rep.Exports = append(rep.Exports, er)
+		}
+		out.Report.Services = append(out.Report.Services, rep)
+	}
+
+	for i, m := range members {
+		sort.Slice(objs[i], func(a, b int) bool { return objs[i][a].Path < objs[i][b].Path })
+		out.Members = append(out.Members, Member{Name: m.name, ClusterID: m.clusterID, Objects: objs[i]})
+	}
+	return out, nil
+}
+
+type serviceKey struct {
+	ns, name string
+	exports  []*export
+}
+
+// collectExports groups every member's ServiceExports by namespace/name,
+// each with the Service and EndpointSlices it exports. Exports being deleted
+// are left out: the user has withdrawn them.
+func collectExports(members []*member) map[string]*serviceKey {
+	keys := map[string]*serviceKey{}
+	for _, m := range members {
+		svcs := map[string]int{}
+		for i := range m.snap.Services {
+			s := &m.snap.Services[i]
+			svcs[s.Namespace+"/"+s.Name] = i
+		}
+		slices := map[string][]*discoveryv1.EndpointSlice{}
+		for i := range m.snap.EndpointSlices {
+			sl := &m.snap.EndpointSlices[i]
+			// Slices this tool imported carry the derived Service's name, but
+			// skip them explicitly so an import is never re-exported.
+			if sl.Labels[discoveryv1.LabelManagedBy] == EndpointSliceManager {
+				continue
+			}
+			if svc, ok := sl.Labels[discoveryv1.LabelServiceName]; ok {
+				k := sl.Namespace + "/" + svc
+				slices[k] = append(slices[k], sl)
+			}
+		}
+		for i := range m.snap.ServiceExports {
+			se := &m.snap.ServiceExports[i]
+			if se.DeletionTimestamp != nil {
+				continue
+			}
+			k := se.Namespace + "/" + se.Name
+			e := &export{m: m, se: se, slices: slices[k]}
+			if idx, ok := svcs[k]; ok {
+				e.svc = &m.snap.Services[idx]
+			}
+			if keys[k] == nil {
+				keys[k] = &serviceKey{ns: se.Namespace, name: se.Name}
+			}
+			keys[k].exports = append(keys[k].exports, e)
+		}
+	}
+	return keys
+}
+
+func sortedKeys(m map[string]*serviceKey) []*serviceKey {
+	out := make([]*serviceKey, 0, len(m))
+	for _, k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ns != out[j].ns {
+			return out[i].ns < out[j].ns
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}

@@ -1,0 +1,64 @@
+package render
+
+// Condition is a ServiceExport condition as rendered: no timestamps, so the
+// report is deterministic. The applier adds lastTransitionTime when it
+// writes status to the cluster.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Report says what the renderer decided and why, for status/ and for the
+// applier's status write-back.
+type Report struct {
+	// Warnings about the ClusterSet as a whole, e.g. a cluster ID override.
+	Warnings []string `json:"warnings,omitempty"`
+	// Services lists every exported service, sorted by namespace and name.
+	Services []ServiceReport `json:"services"`
+}
+
+// ServiceReport is one namespace/name exported from at least one member.
+type ServiceReport struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Type of the ServiceImport, empty when no export is valid.
+	Type string `json:"type,omitempty"`
+	// Exports in precedence order: oldest first, ties by member name.
+	Exports []ExportReport `json:"exports"`
+	// ImportedBy lists the members that get the ServiceImport.
+	ImportedBy []string `json:"importedBy,omitempty"`
+	// MissingNamespace lists members without the namespace; they do not
+	// import the service unless createMissingNamespaces is set.
+	MissingNamespace []string `json:"missingNamespace,omitempty"`
+	// Endpoints counts the ready endpoints each contributing member gives.
+	Endpoints map[string]int `json:"endpoints,omitempty"`
+}
+
+// ExportReport is the outcome for one ServiceExport.
+type ExportReport struct {
+	Member     string      `json:"member"`
+	ClusterID  string      `json:"clusterID"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// Condition returns the condition of the given type.
+func (e ExportReport) Condition(t string) (Condition, bool) {
+	for _, c := range e.Conditions {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return Condition{}, false
+}
+
+// Conflicted reports whether any export of the service has Conflict=True.
+func (s ServiceReport) Conflicted() bool {
+	for _, e := range s.Exports {
+		if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,160 @@
+package v1alpha1
+
+// APIVersion and Kind identify a clusterset.yaml document.
+const (
+	Group      = "mcs-gitops.io"
+	Version    = "v1alpha1"
+	APIVersion = Group + "/" + Version
+	Kind       = "ClusterSet"
+)
+
+// ClusterSet lists the member clusters of one KEP-1645 ClusterSet and how
+// mcs-gitops renders their multi-cluster services.
+type ClusterSet struct {
+	// APIVersion must be mcs-gitops.io/v1alpha1.
+	APIVersion string `json:"apiVersion"`
+	// Kind must be ClusterSet.
+	Kind string `json:"kind"`
+	// Metadata names the ClusterSet.
+	Metadata Metadata `json:"metadata"`
+	// Spec lists the members and the render options.
+	Spec ClusterSetSpec `json:"spec"`
+}
+
+// Metadata names the ClusterSet.
+type Metadata struct {
+	// Name of the ClusterSet, a DNS label.
+	Name string `json:"name" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+}
+
+// ClusterSetSpec is the body of a ClusterSet.
+type ClusterSetSpec struct {
+	// Members are the clusters of the ClusterSet. Each exports and imports services.
+	Members []Member `json:"members" schema:"minItems=1"`
+	// Render tunes what the renderer emits.
+	Render RenderOptions `json:"render,omitempty"`
+}
+
+// DataPathMode says how traffic reaches a member's endpoints from another member.
+type DataPathMode string
+
+const (
+	// ModeFlat means pod IPs are routable between clusters: imported
+	// EndpointSlices mirror the source member's endpoints.
+	ModeFlat DataPathMode = "flat"
+)
+
+// Member is one cluster of the ClusterSet.
+type Member struct {
+	// Name of the member, a DNS label, unique in the ClusterSet. Used for
+	// the directories clusters/<name>/ and inputs/<name>.yaml.
+	Name string `json:"name" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// ClusterID overrides the KEP-2149 cluster ID (the value of the
+	// cluster.clusterset.k8s.io ClusterProperty) used in the
+	// multicluster.kubernetes.io/source-cluster label and in statuses.
+	// Defaults to the member's ClusterProperty, else to its name.
+	ClusterID string `json:"clusterID,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// Region of the member, part of its cluster key region/zone/group/name.
+	Region string `json:"region,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// Zone of the member, part of its cluster key region/zone/group/name.
+	Zone string `json:"zone,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// Group of the member, part of its cluster key. Defaults to "default".
+	Group string `json:"group,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63;default=default"`
+	// Mode is the data-path mode of the member. Only "flat" exists so far.
+	Mode DataPathMode `json:"mode,omitempty" schema:"enum=flat;default=flat"`
+	// Kubeconfig says where the credentials to reach the member live. They
+	// are never written into this file.
+	Kubeconfig KubeconfigRef `json:"kubeconfig,omitempty"`
+	// Gateway is the member's east-west gateway, for the gateway data-path mode.
+	Gateway *Gateway `json:"gateway,omitempty"`
+}
+
+// KubeconfigRef points at a member's credentials without containing them.
+// Exactly one of path, secretRef or inCluster may be set.
+type KubeconfigRef struct {
+	// Path of a kubeconfig file on the machine running mcs-gitops.
+	Path string `json:"path,omitempty"`
+	// Context in that kubeconfig; defaults to its current-context.
+	Context string `json:"context,omitempty"`
+	// SecretRef names a Secret in the management cluster holding a kubeconfig
+	// (the Cluster API <cluster>-kubeconfig Secret works as is).
+	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+	// InCluster uses the service account mcs-gitops runs as.
+	InCluster bool `json:"inCluster,omitempty"`
+}
+
+// SecretKeyRef names one key of a Secret.
+type SecretKeyRef struct {
+	// Namespace of the Secret.
+	Namespace string `json:"namespace" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// Name of the Secret.
+	Name string `json:"name" schema:"maxLength=253"`
+	// Key in the Secret's data; defaults to "value" (the Cluster API convention).
+	Key string `json:"key,omitempty" schema:"default=value"`
+}
+
+// Gateway is a member's east-west gateway address.
+type Gateway struct {
+	// Host is an IP address or DNS name other members reach the gateway at.
+	Host string `json:"host" schema:"maxLength=253"`
+	// Port of the gateway's HTTP listener. Defaults to 80.
+	Port int32 `json:"port,omitempty" schema:"minimum=1;maximum=65535;default=80"`
+}
+
+// ServiceImportAPIVersion is the API version of the emitted ServiceImports.
+type ServiceImportAPIVersion string
+
+const (
+	ServiceImportV1Alpha1 ServiceImportAPIVersion = "v1alpha1"
+	ServiceImportV1Beta1  ServiceImportAPIVersion = "v1beta1"
+)
+
+// RenderOptions tune the renderer.
+type RenderOptions struct {
+	// ServiceImportAPIVersion is the multicluster.x-k8s.io version of the
+	// emitted ServiceImports. Defaults to v1alpha1, the version CoreDNS's
+	// multicluster plugin reads.
+	ServiceImportAPIVersion ServiceImportAPIVersion `json:"serviceImportAPIVersion,omitempty" schema:"enum=v1alpha1|v1beta1;default=v1alpha1"`
+	// CreateMissingNamespaces renders a Namespace into a member that lacks the
+	// namespace of an imported service. By default the import is skipped
+	// there and reported.
+	CreateMissingNamespaces bool `json:"createMissingNamespaces,omitempty"`
+}
+
+// Default fills in the documented defaults.
+func (c *ClusterSet) Default() {
+	for i := range c.Spec.Members {
+		m := &c.Spec.Members[i]
+		if m.Group == "" {
+			m.Group = "default"
+		}
+		if m.Mode == "" {
+			m.Mode = ModeFlat
+		}
+		if m.Kubeconfig.SecretRef != nil && m.Kubeconfig.SecretRef.Key == "" {
+			m.Kubeconfig.SecretRef.Key = "value"
+		}
+		if m.Gateway != nil && m.Gateway.Port == 0 {
+			m.Gateway.Port = 80
+		}
+	}
+	if c.Spec.Render.ServiceImportAPIVersion == "" {
+		c.Spec.Render.ServiceImportAPIVersion = ServiceImportV1Alpha1
+	}
+}
+
+// Member returns the member named name.
+func (c *ClusterSet) Member(name string) (*Member, bool) {
+	for i := range c.Spec.Members {
+		if c.Spec.Members[i].Name == name {
+			return &c.Spec.Members[i], true
+		}
+	}
+	return nil, false
+}
+
+// Key is the member's cluster key region/zone/group/name, used by traffic
+// policies to name targets.
+func (m *Member) Key() string {
+	return m.Region + "/" + m.Zone + "/" + m.Group + "/" + m.Name
+}

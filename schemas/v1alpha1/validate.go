@@ -1,0 +1,136 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// validate checks what the types cannot say: names, uniqueness, and that a
+// kubeconfig reference is exactly one thing. Field paths match the YAML so
+// the loader can attach line numbers.
+func (c *ClusterSet) validate() ErrorList {
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	dnsLabel := func(field, v string) {
+		for _, m := range validation.IsDNS1123Label(v) {
+			add(field, "%q is not a valid DNS label: %s", v, m)
+		}
+	}
+	if c.APIVersion != APIVersion {
+		add("apiVersion", "must be %s, got %q", APIVersion, c.APIVersion)
+	}
+	if c.Kind != Kind {
+		add("kind", "must be %s, got %q", Kind, c.Kind)
+	}
+	if c.Metadata.Name == "" {
+		add("metadata.name", "required")
+	} else {
+		dnsLabel("metadata.name", c.Metadata.Name)
+	}
+	if len(c.Spec.Members) == 0 {
+		add("spec.members", "at least one member is required")
+	}
+	names := map[string]int{}
+	ids := map[string]int{}
+	for i, m := range c.Spec.Members {
+		p := fmt.Sprintf("spec.members[%d]", i)
+		if m.Name == "" {
+			add(p+".name", "required")
+		} else {
+			dnsLabel(p+".name", m.Name)
+			if j, dup := names[m.Name]; dup {
+				add(p+".name", "duplicate member name %q (also spec.members[%d])", m.Name, j)
+			} else {
+				names[m.Name] = i
+			}
+		}
+		if m.ClusterID != "" {
+			dnsLabel(p+".clusterID", m.ClusterID)
+		}
+		id := m.ClusterID
+		if id == "" {
+			id = m.Name
+		}
+		if j, dup := ids[id]; dup && id != "" {
+			add(p+".clusterID", "cluster ID %q is already used by spec.members[%d]; cluster IDs must be unique", id, j)
+		} else {
+			ids[id] = i
+		}
+		for _, f := range [][2]string{{"region", m.Region}, {"zone", m.Zone}, {"group", m.Group}} {
+			if f[1] != "" {
+				dnsLabel(p+"."+f[0], f[1])
+			}
+		}
+		switch m.Mode {
+		case ModeFlat:
+		default:
+			add(p+".mode", "unsupported data-path mode %q (supported: %s)", m.Mode, ModeFlat)
+		}
+		errs = append(errs, m.Kubeconfig.validate(p+".kubeconfig")...)
+		if g := m.Gateway; g != nil {
+			switch {
+			case g.Host == "":
+				add(p+".gateway.host", "required")
+			case net.ParseIP(g.Host) == nil && len(validation.IsDNS1123Subdomain(g.Host)) > 0:
+				add(p+".gateway.host", "%q is neither an IP address nor a DNS name", g.Host)
+			}
+			if g.Port < 1 || g.Port > 65535 {
+				add(p+".gateway.port", "%d is not a port number (1-65535)", g.Port)
+			}
+		}
+	}
+	switch c.Spec.Render.ServiceImportAPIVersion {
+	case ServiceImportV1Alpha1, ServiceImportV1Beta1:
+	default:
+		add("spec.render.serviceImportAPIVersion", "must be %s or %s, got %q",
+			ServiceImportV1Alpha1, ServiceImportV1Beta1, c.Spec.Render.ServiceImportAPIVersion)
+	}
+	return errs
+}
+
+func (k KubeconfigRef) validate(p string) ErrorList {
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	set := 0
+	for _, b := range []bool{k.Path != "", k.SecretRef != nil, k.InCluster} {
+		if b {
+			set++
+		}
+	}
+	if set > 1 {
+		add(p, "set only one of path, secretRef and inCluster")
+	}
+	if strings.ContainsAny(k.Path, "\n\r") {
+		add(p+".path", "%s", credentialAdvice)
+	}
+	if k.Context != "" && k.Path == "" {
+		add(p+".context", "only meaningful with kubeconfig.path")
+	}
+	if s := k.SecretRef; s != nil {
+		if s.Namespace == "" {
+			add(p+".secretRef.namespace", "required")
+		} else {
+			for _, m := range validation.IsDNS1123Label(s.Namespace) {
+				add(p+".secretRef.namespace", "%q is not a valid namespace: %s", s.Namespace, m)
+			}
+		}
+		if s.Name == "" {
+			add(p+".secretRef.name", "required")
+		} else {
+			for _, m := range validation.IsDNS1123Subdomain(s.Name) {
+				add(p+".secretRef.name", "%q is not a valid Secret name: %s", s.Name, m)
+			}
+		}
+		for _, m := range validation.IsConfigMapKey(s.Key) {
+			add(p+".secretRef.key", "%q is not a valid key: %s", s.Key, m)
+		}
+	}
+	return errs
+}
