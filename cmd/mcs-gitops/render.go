@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+type sourceFlags struct {
+	config string
+	inputs string
+}
+
+func (f *sourceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", "clusterset.yaml", "path of the ClusterSet config")
+	cmd.Flags().StringVar(&f.inputs, "inputs", "inputs", "directory holding one snapshot per member, <member>.yaml")
+}
+
+// load reads and validates the config and every member's snapshot.
+func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error) {
+	cfg, err := v1alpha1.LoadFile(f.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(cfg.Spec.Members))
+	for i, m := range cfg.Spec.Members {
+		names[i] = m.Name
+	}
+	snaps, err := snapshot.LoadDir(f.inputs, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, snaps, nil
+}
+
+func newRenderCommand() *cobra.Command {
+	var src sourceFlags
+	var out string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Render every member's manifests from a ClusterSet config and snapshots",
+		Long: `Render reads clusterset.yaml and one snapshot per member (inputs/<member>.yaml),
+applies the KEP-1645 rules, and writes clusters/<member>/ (a kustomization with
+one file per object) and status/ (export conditions, conflicts) under --out.
+Files are byte-for-byte deterministic; files no longer rendered are removed.
+Nothing outside clusters/ and status/ is touched.
+
+With --check nothing is written: the command exits 1 and prints a unified diff
+when the committed output is stale, which is what CI runs on a pull request.
+
+Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
+		Example: `  # render the repository in the current directory
+  mcs-gitops render
+
+  # in CI: fail when someone changed inputs/ without re-rendering
+  mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, snaps, err := src.load()
+			if err != nil {
+				return &exitError{2, err}
+			}
+			result, err := render.Render(cfg, snaps)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			files, err := render.Files(result)
+			if err != nil {
+				return err
+			}
+			roots := []string{render.ClustersDir, render.StatusDir}
+			if check {
+				diff, changes, err := gitsync.DiffTree(out, files, roots)
+				if err != nil {
+					return err
+				}
+				if changes.Empty() {
+					fmt.Fprintln(cmd.OutOrStdout(), "rendered output is current")
+					return nil
+				}
+				fmt.Fprint(cmd.OutOrStdout(), diff)
+				return &exitError{1, fmt.Errorf("rendered output under %s is stale: %d file(s) differ, %d stale; run mcs-gitops render",
+					filepath.Clean(out), len(changes.Written), len(changes.Removed))}
+			}
+			changes, err := gitsync.WriteTree(out, files, roots)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "rendered %d member(s), %d service(s): %d file(s) written, %d removed\n",
+				len(result.Members), len(result.Report.Services), len(changes.Written), len(changes.Removed))
+			return nil
+		},
+	}
+	src.register(cmd)
+	cmd.Flags().StringVar(&out, "out", ".", "directory of the rendered repository (clusters/ and status/ are written under it)")
+	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 1 with a unified diff if the output under --out is stale")
+	return cmd
+}
+
+func newValidateCommand() *cobra.Command {
+	var src sourceFlags
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the ClusterSet config and every member's snapshot",
+		Long: `Validate loads clusterset.yaml strictly (unknown fields, duplicate members or
+cluster IDs, invalid names and pasted credentials are errors, with file, line
+and field) and every inputs/<member>.yaml (malformed YAML, duplicate or invalid
+objects are errors naming the object), then renders in memory and prints the
+export conditions that are not healthy. It writes nothing.
+
+Exit codes: 0 valid, 2 invalid.`,
+		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, snaps, err := src.load()
+			if err != nil {
+				return &exitError{2, err}
+			}
+			result, err := render.Render(cfg, snaps)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			w := cmd.OutOrStdout()
+			for _, warn := range result.Report.Warnings {
+				fmt.Fprintln(w, "warning:", warn)
+			}
+			problems := 0
+			for _, s := range result.Report.Services {
+				for _, e := range s.Exports {
+					for _, c := range e.Conditions {
+						if (c.Type == "Valid" && c.Status != "True") || (c.Type == "Conflict" && c.Status == "True") {
+							problems++
+							fmt.Fprintf(w, "%s/%s in %s: %s=%s (%s): %s\n", s.Namespace, s.Name, e.Member, c.Type, c.Status, c.Reason, c.Message)
+						}
+					}
+				}
+			}
+			fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d export problem(s)\n",
+				len(cfg.Spec.Members), len(result.Report.Services), problems)
+			return nil
+		},
+	}
+	src.register(cmd)
+	return cmd
+}
