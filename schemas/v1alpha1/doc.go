@@ -7,3 +7,5 @@
 // and it never holds a credential: a member names where its kubeconfig lives,
 // the config file itself is committed to Git.
 package v1alpha1
+
+//go:generate go run ./gen ../..
