@@ -17,7 +17,7 @@ type Snapshot struct {
 	Member string
 	// ClusterID is the value of the member's cluster.clusterset.k8s.io
 	// ClusterProperty, empty when it has none.
-	ClusterID string
+	ClusterID  string
 	Namespaces []corev1.Namespace
 	// ServiceExports are stored as v1alpha1; v1beta1 has the same schema.
 	ServiceExports []mcsv1alpha1.ServiceExport

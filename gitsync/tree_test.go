@@ -1,0 +1,70 @@
+package gitsync
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var roots = []string{"clusters", "status"}
+
+func TestWriteTreeWritesOnlyChangesAndRemovesStale(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "clusterset.yaml"), []byte("keep me"), 0o644))
+	files := map[string][]byte{
+		"clusters/a/kustomization.yaml":        []byte("k\n"),
+		"clusters/a/ns/svc/serviceimport.yaml": []byte("si\n"),
+		"status/SUMMARY.md":                    []byte("s\n"),
+	}
+	c, err := WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.Len(t, c.Written, 3)
+
+	old := time.Now().Add(-time.Hour)
+	unchanged := filepath.Join(dir, "status", "SUMMARY.md")
+	require.NoError(t, os.Chtimes(unchanged, old, old))
+
+	delete(files, "clusters/a/ns/svc/serviceimport.yaml")
+	files["clusters/a/kustomization.yaml"] = []byte("k2\n")
+	c, err = WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"clusters/a/kustomization.yaml"}, c.Written)
+	assert.Equal(t, []string{"clusters/a/ns/svc/serviceimport.yaml"}, c.Removed)
+	assert.NoDirExists(t, filepath.Join(dir, "clusters", "a", "ns"), "emptied directories go too")
+	st, err := os.Stat(unchanged)
+	require.NoError(t, err)
+	assert.True(t, st.ModTime().Equal(old), "an identical file is not rewritten")
+	b, err := os.ReadFile(filepath.Join(dir, "clusterset.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(b), "files outside the roots are never touched")
+
+	c, err = WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.True(t, c.Empty())
+}
+
+func TestWriteTreeRefusesFilesOutsideRoots(t *testing.T) {
+	_, err := WriteTree(t.TempDir(), map[string][]byte{"inputs/a.yaml": nil}, roots)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "inputs/a.yaml")
+}
+
+func TestDiffTree(t *testing.T) {
+	dir := t.TempDir()
+	_, err := WriteTree(dir, map[string][]byte{"status/a.yaml": []byte("x: 1\n"), "status/gone.yaml": []byte("g\n")}, roots)
+	require.NoError(t, err)
+	diff, c, err := DiffTree(dir, map[string][]byte{"status/a.yaml": []byte("x: 2\n"), "status/new.yaml": []byte("n\n")}, roots)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"status/a.yaml", "status/new.yaml"}, c.Written)
+	assert.Equal(t, []string{"status/gone.yaml"}, c.Removed)
+	assert.Contains(t, diff, "--- a/status/a.yaml\n+++ b/status/a.yaml\n")
+	assert.Contains(t, diff, "-x: 1\n+x: 2\n")
+	assert.Contains(t, diff, "--- /dev/null\n+++ b/status/new.yaml")
+	assert.Contains(t, diff, "--- a/status/gone.yaml\n+++ /dev/null")
+	_, err = os.Stat(filepath.Join(dir, "status", "new.yaml"))
+	assert.True(t, os.IsNotExist(err), "DiffTree writes nothing")
+}
