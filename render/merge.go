@@ -80,7 +80,7 @@ var scalarRules = []struct {
 	{mcsv1alpha1.ServiceExportReasonTypeConflict, "type", func(e *export) any { return e.importType() }},
 	{mcsv1alpha1.ServiceExportReasonSessionAffinityConflict, "sessionAffinity", func(e *export) any { return sessionAffinity(e.svc) }},
 	{mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict, "sessionAffinityConfig", func(e *export) any { return sessionAffinityConfig(e.svc) }},
-	{mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict, "internalTrafficPolicy", func(e *export) any { return deref(e.svc.Spec.InternalTrafficPolicy) }},
+	{mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict, "internalTrafficPolicy", func(e *export) any { return internalTrafficPolicy(e.svc) }},
 	{mcsv1alpha1.ServiceExportReasonTrafficDistributionConflict, "trafficDistribution", func(e *export) any { return deref(e.svc.Spec.TrafficDistribution) }},
 	{mcsv1alpha1.ServiceExportReasonIPFamilyConflict, "ipFamilies", func(e *export) any { return e.svc.Spec.IPFamilies }},
 	{mcsv1alpha1.ServiceExportReasonLabelsConflict, "exportedLabels", func(e *export) any { return e.se.Spec.ExportedLabels }},
@@ -92,6 +92,15 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// internalTrafficPolicy treats unset as Cluster, the apiserver's default,
+// so a hand-written snapshot does not conflict with a defaulted one.
+func internalTrafficPolicy(s *corev1.Service) corev1.ServiceInternalTrafficPolicy {
+	if s.Spec.InternalTrafficPolicy == nil {
+		return corev1.ServiceInternalTrafficPolicyCluster
+	}
+	return *s.Spec.InternalTrafficPolicy
 }
 
 func sessionAffinity(s *corev1.Service) corev1.ServiceAffinity {
@@ -128,18 +137,27 @@ func merge(valid []*export) *merged {
 	for _, rule := range scalarRules {
 		want := rule.get(m.winner)
 		var losers []string
+		oldest := "this export is the oldest and wins"
 		for _, e := range valid[1:] {
+			// With different affinities the config is moot: the
+			// SessionAffinityConflict already says what loses.
+			if rule.reason == mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict && sessionAffinity(e.svc) != sessionAffinity(m.winner.svc) {
+				continue
+			}
 			got := rule.get(e)
 			if equalValues(want, got) {
 				continue
 			}
 			losers = append(losers, e.m.name)
-			m.add(e, rule.reason, fmt.Sprintf("%s %s differs from %s's export, created earlier; %s wins",
-				rule.what, describe(got), m.winner.m.name, m.winner.m.name))
+			if tied(m.winner, e) {
+				oldest = "this export is among the oldest and first by member name, so it wins"
+			}
+			m.add(e, rule.reason, fmt.Sprintf("%s %s differs from %s's export, %s; %s wins",
+				rule.what, describe(got), m.winner.m.name, precedes(m.winner, e), m.winner.m.name))
 		}
 		if len(losers) > 0 {
-			m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; this export is the oldest and wins",
-				rule.what, strings.Join(losers, ", ")))
+			m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; %s",
+				rule.what, strings.Join(losers, ", "), oldest))
 		}
 	}
 	return m
@@ -170,26 +188,48 @@ func (m *merged) mergePorts(e *export) {
 				continue
 			}
 			if owner != e {
-				m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s conflicts with port %s of %s's export, created earlier; %s's port wins",
-					describePort(sp), describePort(have), owner.m.name, owner.m.name))
-				m.add(owner, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s of %s's export conflicts with this export's port %s; this export is older and wins",
-					describePort(sp), e.m.name, describePort(have)))
+				m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s conflicts with port %s of %s's export, %s; %s's port wins",
+					describePort(sp), describePort(have), owner.m.name, precedes(owner, e), owner.m.name))
+				m.add(owner, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s of %s's export conflicts with this export's port %s; %s",
+					describePort(sp), e.m.name, describePort(have), winsOver(owner, e)))
 			}
 			continue
 		}
 		if len(m.ports) > 0 && (sp.Name == "" || m.ports[0].Name == "") {
 			other := m.portOwner[0]
-			m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s cannot join the ports of %s's export, created earlier: a multi-port service needs every port named; %s's ports win",
-				describePort(sp), other.m.name, other.m.name))
+			m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("port %s cannot join the ports of %s's export, %s: a multi-port service needs every port named; %s's ports win",
+				describePort(sp), other.m.name, precedes(other, e), other.m.name))
 			if other != e {
-				m.add(other, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("%s's export adds port %s, but a multi-port service needs every port named; this export is older and wins",
-					e.m.name, describePort(sp)))
+				m.add(other, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf("%s's export adds port %s, but a multi-port service needs every port named; %s",
+					e.m.name, describePort(sp), winsOver(other, e)))
 			}
 			continue
 		}
 		m.ports = append(m.ports, sp)
 		m.portOwner = append(m.portOwner, e)
 	}
+}
+
+// tied reports whether two exports were created at the same time, so that
+// only the member name orders them; messages must not call either older.
+func tied(a, b *export) bool {
+	return a.se.CreationTimestamp.Equal(&b.se.CreationTimestamp)
+}
+
+// precedes says why w's export beats l's, for l's condition message.
+func precedes(w, l *export) string {
+	if tied(w, l) {
+		return "created at the same time and first by member name"
+	}
+	return "created earlier"
+}
+
+// winsOver says why w's export beats l's, for w's condition message.
+func winsOver(w, l *export) string {
+	if tied(w, l) {
+		return "this export was created at the same time and is first by member name, so it wins"
+	}
+	return "this export is older and wins"
 }
 
 func protocol(p corev1.Protocol) corev1.Protocol {

@@ -67,8 +67,10 @@ func derivedService(ns, name string, m *merged) *corev1.Service {
 			Type:                  corev1.ServiceTypeClusterIP,
 			SessionAffinity:       sessionAffinity(w.svc),
 			SessionAffinityConfig: sessionAffinityConfig(w.svc),
-			InternalTrafficPolicy: w.svc.Spec.InternalTrafficPolicy,
-			TrafficDistribution:   w.svc.Spec.TrafficDistribution,
+			// internalTrafficPolicy stays on the ServiceImport only: imported
+			// endpoints have no node in this cluster, so Local here would
+			// drop every connection.
+			TrafficDistribution: w.svc.Spec.TrafficDistribution,
 		},
 	}
 	if m.importType == mcsv1alpha1.Headless {
@@ -77,8 +79,10 @@ func derivedService(ns, name string, m *merged) *corev1.Service {
 	if fams := w.svc.Spec.IPFamilies; len(fams) > 0 {
 		svc.Spec.IPFamilies = fams
 		policy := corev1.IPFamilyPolicySingleStack
+		// PreferDualStack degrades to the primary family in a
+		// single-stack importer instead of being rejected there.
 		if len(fams) == 2 {
-			policy = corev1.IPFamilyPolicyRequireDualStack
+			policy = corev1.IPFamilyPolicyPreferDualStack
 		}
 		svc.Spec.IPFamilyPolicy = &policy
 	}
@@ -136,13 +140,18 @@ func namespaceObject(ns string) *corev1.Namespace {
 	}
 }
 
+// readyEndpoints counts ready endpoints per address family and returns the
+// largest count: a dual-stack Service has one slice per family listing the
+// same pods, and adding the families up would count each pod twice.
 func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
+	perFamily := map[discoveryv1.AddressType]int{}
 	n := 0
 	for _, s := range slices {
 		for _, e := range s.Endpoints {
 			// A nil ready condition means unknown, which consumers treat as ready.
 			if e.Conditions.Ready == nil || *e.Conditions.Ready {
-				n++
+				perFamily[s.AddressType]++
+				n = max(n, perFamily[s.AddressType])
 			}
 		}
 	}
