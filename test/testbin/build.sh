@@ -4,7 +4,8 @@
 # machine. envtest's usual download cannot work offline; these builds can.
 #
 # Usage: test/testbin/build.sh [DIR]   (default: ${MCS_GITOPS_TESTBIN:-$HOME/.cache/mcs-gitops/testbin})
-# Builds only what is missing; each binary is built in a throwaway module.
+# Builds only what is missing or reports a different version; each binary is
+# built in a throwaway module. WHAT="kube-apiserver etcd coredns" adds CoreDNS.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.36.3}
@@ -21,11 +22,39 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 say() { printf '[testbin] %s\n' "$*" >&2; }
 
+# cached BIN WANT: BIN exists and its --version output mentions WANT, so a
+# version bump rebuilds instead of silently testing against the old binary.
+cached() {
+  local v
+  [ -x "$1" ] && v=$("$1" --version 2>&1) && [[ $v == *"$2"* ]]
+}
+
+# with_heartbeat LABEL CMD...: go build prints nothing for minutes, and CI
+# runners (and people) give up on a job that looks hung.
+with_heartbeat() {
+  local label=$1 start elapsed pid rc=0
+  shift
+  start=$(date +%s)
+  "$@" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    elapsed=$(($(date +%s) - start))
+    if [ $((elapsed % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
+      say "still $label (${elapsed}s)"
+    fi
+  done
+  wait "$pid" || rc=$?
+  [ "$rc" -eq 0 ] || say "$label failed (exit $rc)"
+  return "$rc"
+}
+
 build_apiserver() {
   local out="$dir/kube-apiserver"
-  [ -x "$out" ] && return 0
+  cached "$out" "v$K8S_VERSION" && { say "kube-apiserver v$K8S_VERSION cached"; return 0; }
   say "building kube-apiserver v$K8S_VERSION from the module proxy (first time only, ~7 min on 2 cores)"
-  local m="$work/apiserver"
+  local m="$work/apiserver" minor=${K8S_VERSION#*.}
+  minor=${minor%%.*}
   mkdir -p "$m"
   # k8s.io/kubernetes points its staging modules at ./staging; a consumer must
   # pin each of them to the matching published v0.x release instead.
@@ -34,6 +63,7 @@ build_apiserver() {
   [ -f "$modfile" ] || { say "cannot read go.mod of k8s.io/kubernetes@v$K8S_VERSION"; exit 1; }
   local staging
   staging=$(grep -E '=> \./staging/' "$modfile" | awk '{print $1}' | sort -u)
+  [ -n "$staging" ] || { say "no staging replacements found in $modfile"; exit 1; }
   say "pinning $(echo "$staging" | wc -l) staging modules to v0.${K8S_VERSION#1.}"
   {
     echo "module testbin/apiserver"
@@ -41,32 +71,34 @@ build_apiserver() {
     echo "require k8s.io/kubernetes v$K8S_VERSION"
     for s in $staging; do echo "replace $s => $s v0.${K8S_VERSION#1.}"; done
   } >"$m/go.mod"
-  echo 'package main' >"$m/tools.go"
-  (cd "$m" && go mod tidy >/dev/null 2>&1 || true
-   go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" >&2
-   go build -trimpath -o "$out.tmp" \
-     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.}" \
-     k8s.io/kubernetes/cmd/kube-apiserver)
+  (cd "$m" && with_heartbeat "resolving kube-apiserver dependencies" \
+    go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION")
+  # gitMajor/gitMinor feed the apiserver's /version answer, which clients use
+  # to pick behaviour; they must be the bare numbers ("1", "36").
+  (cd "$m" && with_heartbeat "compiling kube-apiserver" \
+    go build -trimpath -o "$out.tmp" \
+    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+    k8s.io/kubernetes/cmd/kube-apiserver)
   mv "$out.tmp" "$out"
   say "kube-apiserver ready: $out"
 }
 
 build_etcd() {
   local out="$dir/etcd"
-  [ -x "$out" ] && return 0
+  cached "$out" "${ETCD_VERSION#v}" && { say "etcd $ETCD_VERSION cached"; return 0; }
   say "building etcd $ETCD_VERSION from the module proxy (first time only, ~1 min)"
   local m="$work/etcd"
   mkdir -p "$m"
   printf 'module testbin/etcd\ngo 1.26\n' >"$m/go.mod"
-  (cd "$m" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2 &&
-   go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3)
+  (cd "$m" && with_heartbeat "resolving etcd dependencies" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+  (cd "$m" && with_heartbeat "compiling etcd" go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3)
   mv "$out.tmp" "$out"
   say "etcd ready: $out"
 }
 
 build_coredns() {
   local out="$dir/coredns"
-  [ -x "$out" ] && return 0
+  cached "$out" "${COREDNS_VERSION#v}" && { say "coredns $COREDNS_VERSION cached"; return 0; }
   say "building coredns $COREDNS_VERSION from the module proxy (first time only, ~5 min)"
   local m="$work/coredns"
   mkdir -p "$m"
@@ -81,8 +113,9 @@ import (
 
 func main() { coremain.Run() }
 GO
-  (cd "$m" && go get "github.com/coredns/coredns@$COREDNS_VERSION" >&2 && go mod tidy >&2 &&
-   go build -trimpath -ldflags "-s -w" -o "$out.tmp" .)
+  (cd "$m" && with_heartbeat "resolving coredns dependencies" go get "github.com/coredns/coredns@$COREDNS_VERSION")
+  (cd "$m" && with_heartbeat "tidying coredns module" go mod tidy)
+  (cd "$m" && with_heartbeat "compiling coredns" go build -trimpath -ldflags "-s -w" -o "$out.tmp" .)
   mv "$out.tmp" "$out"
   say "coredns ready: $out"
 }

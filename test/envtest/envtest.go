@@ -1,0 +1,271 @@
+// Package envtest owns the real control planes mcs-gitops tests run against:
+// one kube-apiserver and etcd per member cluster, started with
+// controller-runtime's envtest from the binaries `make testbin` builds, with the
+// Multi-Cluster Services CRDs installed and dual-stack Service ranges. It also
+// holds the apply helpers those tests share. There are no fakes here: if the
+// binaries are missing, tests fail and say how to build them.
+package envtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/crds"
+)
+
+const (
+	// ServiceCIDRs is the apiserver's --service-cluster-ip-range. It is
+	// dual-stack so that IPv6-only and dual-stack Services validate, as they do
+	// in the member clusters mcs-gitops renders for.
+	ServiceCIDRs = "10.96.0.0/16,fd00:10:96::/112"
+
+	// FieldManager is the server-side apply field manager the tool uses, so
+	// tests see the same ownership the real applier produces.
+	FieldManager = "mcs-gitops"
+
+	// envAssets is honoured first because it is the variable envtest users
+	// already know; the Makefile sets it.
+	envAssets = "KUBEBUILDER_ASSETS"
+	// envTestbin is the variable test/testbin/build.sh builds into.
+	envTestbin = "MCS_GITOPS_TESTBIN"
+	// envStartTimeout lets a slow machine raise the per-process start limit
+	// without code changes; envtest reads the same variable.
+	envStartTimeout = "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"
+	// envAttachOutput makes envtest stream the processes' output instead of
+	// keeping only a tail for failure messages.
+	envAttachOutput = "KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT"
+
+	// defaultStartTimeout is well above envtest's 20 s because N apiservers
+	// start at once and share the CPU; on 2 cores each one takes several
+	// times longer than it would alone.
+	defaultStartTimeout = 2 * time.Minute
+	// outputTail bounds how much apiserver/etcd output is kept per process for
+	// a failure message.
+	outputTail = 16 << 10
+)
+
+// Cluster is one running member cluster: a real kube-apiserver backed by its
+// own etcd.
+type Cluster struct {
+	// Name is "cluster-1" … "cluster-N", in start order.
+	Name string
+	// Config reaches the apiserver as a system:masters user.
+	Config *rest.Config
+	// Client uses Scheme(), so typed core, discovery, apiextensions and MCS
+	// objects and unstructured objects all work.
+	Client client.Client
+}
+
+// Scheme returns a new scheme with every type the tests read or write:
+// client-go's built-ins (core, discovery/v1, …), apiextensions/v1 and both
+// served versions of the MCS API.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(discoveryv1.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(mcsv1alpha1.AddToScheme(s))
+	utilruntime.Must(mcsv1beta1.AddToScheme(s))
+	return s
+}
+
+// AssetsDir returns the directory holding kube-apiserver and etcd:
+// $KUBEBUILDER_ASSETS, else $MCS_GITOPS_TESTBIN, else
+// $HOME/.cache/mcs-gitops/testbin (where `make testbin` builds them).
+func AssetsDir() (string, error) {
+	if d := os.Getenv(envAssets); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv(envTestbin); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the testbin cache: %w (set %s)", err, envAssets)
+	}
+	return filepath.Join(home, ".cache", "mcs-gitops", "testbin"), nil
+}
+
+// binaries returns the paths of kube-apiserver and etcd, or an error telling
+// the user how to get them. A missing binary must never turn into a skipped
+// test: a green run without apiservers would prove nothing.
+func binaries() (apiserver, etcd string, err error) {
+	dir, err := AssetsDir()
+	if err != nil {
+		return "", "", err
+	}
+	var missing []error
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		p := filepath.Join(dir, name)
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			missing = append(missing, err)
+		case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
+			missing = append(missing, fmt.Errorf("%s: not an executable file", p))
+		}
+	}
+	if len(missing) > 0 {
+		return "", "", fmt.Errorf("envtest binaries not usable in %s: %w\n"+
+			"run `make testbin` to build them from the Go module proxy (first time ~7 min), "+
+			"or point %s at a directory holding kube-apiserver and etcd",
+			dir, errors.Join(missing...), envAssets)
+	}
+	return filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "etcd"), nil
+}
+
+// Start starts n independent control planes concurrently, installs the MCS
+// CRDs into each, and stops them all when t finishes. It fails t (never skips)
+// if any cluster cannot be started.
+func Start(t testing.TB, n int) []*Cluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("envtest.Start: need at least one cluster, got %d", n)
+	}
+	apiserverPath, etcdPath, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startTimeout := defaultStartTimeout
+	if os.Getenv(envStartTimeout) != "" {
+		startTimeout = 0 // envtest parses the variable itself
+	}
+	attach := os.Getenv(envAttachOutput) == "true"
+
+	type member struct {
+		env      *crenvtest.Environment
+		out      *tailBuffer
+		cluster  *Cluster
+		err      error
+		duration time.Duration
+	}
+	members := make([]*member, n)
+	scheme := Scheme()
+	for i := range members {
+		crdObjs, err := crds.MCS()
+		if err != nil {
+			t.Fatalf("envtest.Start: %v", err)
+		}
+		// Each environment gets its own CRD objects: InstallCRDs writes
+		// server-assigned fields back into them.
+		env := &crenvtest.Environment{
+			Scheme:                   scheme,
+			CRDs:                     crdObjs,
+			UseExistingCluster:       ptr.To(false), // USE_EXISTING_CLUSTER would make all N the same cluster
+			ControlPlaneStartTimeout: startTimeout,
+			AttachControlPlaneOutput: attach,
+		}
+		out := &tailBuffer{limit: outputTail}
+		api := env.ControlPlane.GetAPIServer()
+		api.Path = apiserverPath
+		api.Configure().Set("service-cluster-ip-range", ServiceCIDRs)
+		env.ControlPlane.Etcd = &crenvtest.Etcd{Path: etcdPath}
+		if !attach {
+			api.Out, api.Err = out, out
+			env.ControlPlane.Etcd.Out, env.ControlPlane.Etcd.Err = out, out
+		}
+		members[i] = &member{env: env, out: out}
+	}
+
+	// Registered before anything starts so that a failure half-way through
+	// still stops every process that did come up.
+	t.Cleanup(func() {
+		var wg sync.WaitGroup
+		for i, m := range members {
+			wg.Go(func() {
+				if err := m.env.Stop(); err != nil {
+					t.Errorf("cluster %q: stopping control plane: %v", clusterName(i), err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for i, m := range members {
+		wg.Go(func() {
+			name := clusterName(i)
+			t0 := time.Now()
+			cfg, err := m.env.Start()
+			m.duration = time.Since(t0)
+			if err != nil {
+				m.err = fmt.Errorf("cluster %q: starting control plane: %w", name, err)
+				return
+			}
+			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			if err != nil {
+				m.err = fmt.Errorf("cluster %q: creating client: %w", name, err)
+				return
+			}
+			m.cluster = &Cluster{Name: name, Config: cfg, Client: c}
+		})
+	}
+	wg.Wait()
+
+	var failed bool
+	clusters := make([]*Cluster, n)
+	for i, m := range members {
+		if m.err != nil {
+			failed = true
+			t.Errorf("%v\nlast output of its apiserver and etcd:\n%s", m.err, m.out.String())
+			continue
+		}
+		clusters[i] = m.cluster
+		t.Logf("cluster %q: apiserver %s ready in %s", m.cluster.Name, m.cluster.Config.Host, m.duration.Round(time.Millisecond))
+	}
+	if failed {
+		t.FailNow()
+	}
+	t.Logf("%d control planes ready in %s", n, time.Since(begin).Round(time.Millisecond))
+	return clusters
+}
+
+func clusterName(i int) string { return fmt.Sprintf("cluster-%d", i+1) }
+
+// tailBuffer keeps the last limit bytes written to it. The processes write from
+// their own goroutines while a failing test may read it.
+type tailBuffer struct {
+	mu    sync.Mutex
+	limit int
+	buf   bytes.Buffer
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if over := b.buf.Len() - b.limit; over > 0 {
+		b.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() == 0 {
+		return "(no output captured)"
+	}
+	return b.buf.String()
+}
