@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/fixtures"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+// FuzzRenderedObjectsPassAPIServerValidation feeds arbitrary snapshots for
+// one member of the demo ClusterSet to the renderer and server-side applies
+// (dry run) everything it renders to a real kube-apiserver: whatever input
+// the snapshot loader accepts, the renderer must only ever produce objects
+// the apiserver's own validation accepts. Under plain `go test` it runs the
+// seeds (every fixture's inputs); `make fuzz` explores further.
+func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
+	root, err := repoRoot()
+	if err != nil {
+		f.Fatal(err)
+	}
+	demo := filepath.Join(root, "fixtures", "demo")
+	cfg, err := v1alpha1.LoadFile(filepath.Join(demo, "clusterset.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	others := map[string]*snapshot.Snapshot{}
+	for _, m := range []string{"cluster-2", "cluster-3"} {
+		b, err := os.ReadFile(filepath.Join(demo, "inputs", m+".yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if others[m], err = snapshot.Parse(m, m+".yaml", b); err != nil {
+			f.Fatal(err)
+		}
+	}
+	scenarios, err := fixtures.LoadScenarios(filepath.Join(root, "fixtures"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range scenarios {
+		for _, in := range s.Inputs() {
+			f.Add(in)
+		}
+	}
+
+	cluster := envtest.Start(f, 1)[0]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		snap, err := snapshot.Parse("cluster-1", "cluster-1.yaml", data)
+		if err != nil {
+			return
+		}
+		out, err := render.Render(cfg, []*snapshot.Snapshot{snap, others["cluster-2"], others["cluster-3"]})
+		if err != nil {
+			return
+		}
+		var objs []*unstructured.Unstructured
+		for _, m := range out.Members {
+			for _, o := range m.Objects {
+				b, err := render.Marshal(o.Object)
+				if err != nil {
+					t.Fatalf("%s: %v", o.Path, err)
+				}
+				u := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal(b, &u.Object); err != nil {
+					t.Fatalf("%s: rendered YAML does not parse: %v", o.Path, err)
+				}
+				objs = append(objs, u)
+			}
+		}
+		if len(objs) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := envtest.EnsureNamespaces(ctx, cluster.Client, envtest.Namespaces(objs)...); err != nil {
+			t.Fatal(err)
+		}
+		if err := envtest.ServerSideApply(ctx, cluster.Client, objs, true); err != nil {
+			t.Fatalf("the apiserver rejects rendered output for input:\n%s\nerror: %v", strings.TrimSpace(string(data)), err)
+		}
+	})
+}
