@@ -10,6 +10,9 @@ SHELL := bash
 
 GO ?= go
 TESTBIN ?= $(or $(MCS_GITOPS_TESTBIN),$(HOME)/.cache/mcs-gitops/testbin)
+# go test runs each package in its own directory, so a relative path would
+# point somewhere else for every package.
+override TESTBIN := $(abspath $(TESTBIN))
 FUZZTIME ?= 30s
 BENCH_OUT ?= $(or $(TMPDIR),/tmp)/mcs-gitops-bench.txt
 # Generous: every package that touches a cluster starts real apiservers, and
@@ -24,10 +27,12 @@ help: ## list the targets
 
 testbin: ## build kube-apiserver and etcd into TESTBIN (once; a no-op when cached)
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
+	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' || \
+		echo 'make: first run: building kube-apiserver and etcd from source into $(TESTBIN) (~7 min on 2 cores, once per machine); this is why it is slow.'
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 
 test: testbin ## go vet, then all tests (real kube-apiservers; needs testbin)
-	@echo 'make test: the first run builds kube-apiserver and etcd from source (~7 min on 2 cores); later runs reuse $(TESTBIN).'
+	@echo 'make test: tests start real kube-apiservers from $(TESTBIN) (several seconds per test that needs clusters).'
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
 

@@ -8,6 +8,7 @@ package envtest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,11 +17,12 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -76,13 +78,11 @@ type Cluster struct {
 }
 
 // Scheme returns a new scheme with every type the tests read or write:
-// client-go's built-ins (core, discovery/v1, …), apiextensions/v1 and both
-// served versions of the MCS API.
+// client-go's built-ins (core, discovery/v1, networking/v1, …),
+// apiextensions/v1 and both served versions of the MCS API.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(corev1.AddToScheme(s))
-	utilruntime.Must(discoveryv1.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(mcsv1alpha1.AddToScheme(s))
 	utilruntime.Must(mcsv1beta1.AddToScheme(s))
@@ -218,6 +218,10 @@ func Start(t testing.TB, n int) []*Cluster {
 				m.err = fmt.Errorf("cluster %q: creating client: %w", name, err)
 				return
 			}
+			if err := waitServiceCIDR(c); err != nil {
+				m.err = fmt.Errorf("cluster %q: %w", name, err)
+				return
+			}
 			m.cluster = &Cluster{Name: name, Config: cfg, Client: c}
 		})
 	}
@@ -239,6 +243,26 @@ func Start(t testing.TB, n int) []*Cluster {
 	}
 	t.Logf("%d control planes ready in %s", n, time.Since(begin).Round(time.Millisecond))
 	return clusters
+}
+
+// waitServiceCIDR waits for the apiserver's default ServiceCIDR to be Ready:
+// until it is, creating a Service fails to allocate a cluster IP, and tests
+// would flake on a slow machine.
+func waitServiceCIDR(c client.Client) error {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true,
+		func(ctx context.Context) (bool, error) {
+			sc := &networkingv1.ServiceCIDR{}
+			if last = c.Get(ctx, client.ObjectKey{Name: "kubernetes"}, sc); last != nil {
+				return false, nil
+			}
+			last = fmt.Errorf("conditions %+v", sc.Status.Conditions)
+			return meta.IsStatusConditionTrue(sc.Status.Conditions, networkingv1.ServiceCIDRConditionReady), nil
+		})
+	if err != nil {
+		return fmt.Errorf("default ServiceCIDR not ready: %w (last: %v)", err, last)
+	}
+	return nil
 }
 
 func clusterName(i int) string { return fmt.Sprintf("cluster-%d", i+1) }

@@ -1,0 +1,267 @@
+package gitsync_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+var roots = []string{render.ClustersDir, render.StatusDir}
+
+type benchWorld struct {
+	name  string
+	cfg   *v1alpha1.ClusterSet
+	snaps []*snapshot.Snapshot
+}
+
+// benchWorlds are the demo ClusterSet and the specified scale (see
+// generate.Target). Generation and loading happen before any timer runs.
+func benchWorlds(b *testing.B) []benchWorld {
+	b.Helper()
+	cfg, err := v1alpha1.LoadFile(filepath.Join("..", "fixtures", "demo", "clusterset.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, m := range cfg.Spec.Members {
+		names = append(names, m.Name)
+	}
+	snaps, err := snapshot.LoadDir(filepath.Join("..", "fixtures", "demo", "inputs"), names)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := generate.Target()
+	tcfg, tsnaps := generate.ClusterSet(p)
+	return []benchWorld{
+		{name: "demo", cfg: cfg, snaps: snaps},
+		{name: fmt.Sprintf("target-%dx%dx%dx%d", p.Members, p.Services, p.ExportersPerService, p.EndpointsPerExporter), cfg: tcfg, snaps: tsnaps},
+	}
+}
+
+func renderFiles(b *testing.B, w benchWorld) map[string][]byte {
+	out, err := render.Render(w.cfg, w.snaps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, err := render.Files(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return files
+}
+
+// BenchmarkRenderAndWrite is a first render of the whole ClusterSet into an
+// empty repository: Render, Files and WriteTree, each timed on its own too.
+func BenchmarkRenderAndWrite(b *testing.B) {
+	for _, w := range benchWorlds(b) {
+		b.Run(w.name, func(b *testing.B) {
+			base := b.TempDir()
+			var renderT, filesT, writeT time.Duration
+			var size, objects, n int
+			peak := startPeakMemory()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				dir, err := os.MkdirTemp(base, "repo")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+
+				t0 := time.Now()
+				out, err := render.Render(w.cfg, w.snaps)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				files, err := render.Files(out)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				changes, err := gitsync.WriteTree(dir, files, roots)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t3 := time.Now()
+
+				b.StopTimer()
+				renderT += t1.Sub(t0)
+				filesT += t2.Sub(t1)
+				writeT += t3.Sub(t2)
+				n++
+				objects = 0
+				for _, m := range out.Members {
+					objects += len(m.Objects)
+				}
+				if len(changes.Written) != len(files) || len(changes.Removed) != 0 {
+					b.Fatalf("empty repository: wrote %d of %d files, removed %d", len(changes.Written), len(files), len(changes.Removed))
+				}
+				size = 0
+				for _, data := range files {
+					size += len(data)
+				}
+				// Removing tens of thousands of files is not part of a render.
+				if err := os.RemoveAll(dir); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.StopTimer()
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(n) }
+			b.ReportMetric(ms(renderT), "render-ms/op")
+			b.ReportMetric(ms(filesT), "files-ms/op")
+			b.ReportMetric(ms(writeT), "write-ms/op")
+			b.ReportMetric(float64(objects*n)/b.Elapsed().Seconds(), "objects/s")
+			b.ReportMetric(float64(size)/1e6, "MB-written/op")
+			peak.report(b)
+		})
+	}
+}
+
+// BenchmarkRewriteUnchanged is the steady state of the sync loop: the world
+// has not changed since the last render, so nothing may be written.
+// "tree" times WriteTree alone on current files; "render+tree" the whole
+// Render, Files, WriteTree pass.
+func BenchmarkRewriteUnchanged(b *testing.B) {
+	for _, w := range benchWorlds(b) {
+		dir := b.TempDir()
+		files := renderFiles(b, w)
+		if _, err := gitsync.WriteTree(dir, files, roots); err != nil {
+			b.Fatal(err)
+		}
+		check := func(b *testing.B, c *gitsync.Changes) {
+			if !c.Empty() {
+				b.Fatalf("unchanged world: wrote %d files (%v...), removed %d", len(c.Written), first(c.Written), len(c.Removed))
+			}
+		}
+		b.Run(w.name+"/tree", func(b *testing.B) {
+			peak := startPeakMemory()
+			b.ResetTimer()
+			for b.Loop() {
+				c, err := gitsync.WriteTree(dir, files, roots)
+				if err != nil {
+					b.Fatal(err)
+				}
+				check(b, c)
+			}
+			b.StopTimer()
+			b.ReportMetric(0, "MB-written/op")
+			peak.report(b)
+		})
+		b.Run(w.name+"/render+tree", func(b *testing.B) {
+			peak := startPeakMemory()
+			b.ResetTimer()
+			for b.Loop() {
+				out, err := render.Render(w.cfg, w.snaps)
+				if err != nil {
+					b.Fatal(err)
+				}
+				files, err := render.Files(out)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := gitsync.WriteTree(dir, files, roots)
+				if err != nil {
+					b.Fatal(err)
+				}
+				check(b, c)
+			}
+			b.StopTimer()
+			b.ReportMetric(0, "MB-written/op")
+			peak.report(b)
+		})
+	}
+}
+
+func first(s []string) []string {
+	return s[:min(len(s), 3)]
+}
+
+// peakMemory follows the high-water marks of one benchmark run: the Go heap
+// (live and not yet collected objects, sampled every millisecond, well
+// below the length of one GC cycle here) and the process's resident set as
+// the kernel counts it (VmHWM, reset at the start where the kernel allows,
+// so it is exact rather than sampled). The same helper is in
+// render/bench_test.go; test files cannot share code across packages.
+type peakMemory struct {
+	stop     chan struct{}
+	done     sync.WaitGroup
+	heap     uint64
+	rssReset bool
+}
+
+func startPeakMemory() *peakMemory {
+	// Return what earlier benchmarks left behind, so the resident set
+	// measured is this benchmark's.
+	runtime.GC()
+	debug.FreeOSMemory()
+	p := &peakMemory{stop: make(chan struct{})}
+	// Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
+	p.rssReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > p.heap {
+			p.heap = v
+		}
+	}
+	read()
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				read()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakMemory) report(b *testing.B) {
+	close(p.stop)
+	p.done.Wait()
+	b.ReportMetric(float64(p.heap)/(1<<20), "peak-heap-MiB")
+	if !p.rssReset {
+		return
+	}
+	if hwm, ok := vmHWM(); ok {
+		b.ReportMetric(float64(hwm)/(1<<20), "peak-rss-MiB")
+	}
+}
+
+func vmHWM() (uint64, bool) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
