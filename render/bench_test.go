@@ -19,16 +19,27 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
-// benchWorld is one input the benchmarks run on.
+// benchWorld is one input the benchmarks run on; load generates or reads
+// it, before any timer runs, and only for the sub-benchmarks selected.
 type benchWorld struct {
-	name  string
-	cfg   *v1alpha1.ClusterSet
-	snaps []*snapshot.Snapshot
+	name string
+	load func(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot)
 }
 
 // benchWorlds are the demo ClusterSet and the specified scale (see
-// generate.Target). Generation and loading happen before any timer runs.
-func benchWorlds(b *testing.B) []benchWorld {
+// generate.Target).
+func benchWorlds() []benchWorld {
+	p := generate.Target()
+	return []benchWorld{
+		{name: "demo", load: loadDemo},
+		{
+			name: fmt.Sprintf("target-%dx%dx%dx%d", p.Members, p.Services, p.ExportersPerService, p.EndpointsPerExporter),
+			load: func(*testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) { return generate.ClusterSet(p) },
+		},
+	}
+}
+
+func loadDemo(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) {
 	b.Helper()
 	cfg, err := v1alpha1.LoadFile(filepath.Join("..", "fixtures", "demo", "clusterset.yaml"))
 	if err != nil {
@@ -42,12 +53,7 @@ func benchWorlds(b *testing.B) []benchWorld {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := generate.Target()
-	tcfg, tsnaps := generate.ClusterSet(p)
-	return []benchWorld{
-		{name: "demo", cfg: cfg, snaps: snaps},
-		{name: fmt.Sprintf("target-%dx%dx%dx%d", p.Members, p.Services, p.ExportersPerService, p.EndpointsPerExporter), cfg: tcfg, snaps: tsnaps},
-	}
+	return cfg, snaps
 }
 
 func countObjects(out *render.Output) int {
@@ -60,9 +66,10 @@ func countObjects(out *render.Output) int {
 
 // BenchmarkRender times the KEP-1645 rules alone: snapshots in, objects out.
 func BenchmarkRender(b *testing.B) {
-	for _, w := range benchWorlds(b) {
+	for _, w := range benchWorlds() {
 		b.Run(w.name, func(b *testing.B) {
-			out, err := render.Render(w.cfg, w.snaps)
+			cfg, snaps := w.load(b)
+			out, err := render.Render(cfg, snaps)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -74,7 +81,7 @@ func BenchmarkRender(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				n++
-				if _, err := render.Render(w.cfg, w.snaps); err != nil {
+				if _, err := render.Render(cfg, snaps); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -87,9 +94,10 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkFiles times serialization: rendered objects to file bytes.
 func BenchmarkFiles(b *testing.B) {
-	for _, w := range benchWorlds(b) {
+	for _, w := range benchWorlds() {
 		b.Run(w.name, func(b *testing.B) {
-			out, err := render.Render(w.cfg, w.snaps)
+			cfg, snaps := w.load(b)
+			out, err := render.Render(cfg, snaps)
 			if err != nil {
 				b.Fatal(err)
 			}

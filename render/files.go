@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 )
@@ -20,38 +23,124 @@ const (
 // Files lays the output out as the rendered repository: one file per object
 // under clusters/<member>/, a kustomization.yaml per member listing them,
 // and the report under status/. Keys are slash-separated paths; the bytes
-// are identical for identical input.
+// are identical for identical input. Files with the same content may share
+// one byte slice: treat the values as read-only.
 func Files(out *Output) (map[string][]byte, error) {
-	files := map[string][]byte{}
+	// Every file is serialized on its own, so a fixed pool of workers does
+	// them in parallel; results land by index and the first error in the
+	// sequential order is the one returned, so neither bytes nor errors
+	// depend on scheduling.
+	var jobs []fileJob
 	for _, m := range out.Members {
 		resources := make([]string, 0, len(m.Objects))
 		for _, o := range m.Objects {
-			b, err := Marshal(o.Object)
-			if err != nil {
-				return nil, fmt.Errorf("member %q: %s: %w", m.Name, o.Path, err)
-			}
-			files[ClustersDir+"/"+m.Name+"/"+o.Path] = b
+			jobs = append(jobs, fileJob{path: ClustersDir + "/" + m.Name + "/" + o.Path, obj: o.Object, object: true,
+				member: m.Name, name: o.Path})
 			resources = append(resources, o.Path)
 		}
-		k, err := yaml.Marshal(map[string]any{
-			"apiVersion": "kustomize.config.k8s.io/v1beta1",
-			"kind":       "Kustomization",
-			"resources":  resources,
+		jobs = append(jobs, fileJob{
+			path: ClustersDir + "/" + m.Name + "/kustomization.yaml",
+			obj: map[string]any{
+				"apiVersion": "kustomize.config.k8s.io/v1beta1",
+				"kind":       "Kustomization",
+				"resources":  resources,
+			},
+			member: m.Name, name: "kustomization.yaml",
 		})
-		if err != nil {
-			return nil, fmt.Errorf("member %q: kustomization.yaml: %w", m.Name, err)
-		}
-		files[ClustersDir+"/"+m.Name+"/kustomization.yaml"] = append([]byte(generatedHeader), k...)
 	}
-	for _, s := range out.Report.Services {
-		b, err := yaml.Marshal(s)
-		if err != nil {
-			return nil, fmt.Errorf("status of %s/%s: %w", s.Namespace, s.Name, err)
+	for i := range out.Report.Services {
+		s := &out.Report.Services[i]
+		jobs = append(jobs, fileJob{path: StatusDir + "/" + s.Namespace + "/" + s.Name + ".yaml", obj: s,
+			name: s.Namespace + "/" + s.Name})
+	}
+
+	results := make([][]byte, len(jobs))
+	errs := make([]error, len(jobs))
+	cache := &yamlCache{m: map[string][]byte{}}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newYAMLState()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				results[i], errs[i] = jobs[i].marshal(st, cache)
+			}
+		}()
+	}
+	wg.Wait()
+
+	files := make(map[string][]byte, len(jobs)+1)
+	for i, j := range jobs {
+		if err := errs[i]; err != nil {
+			if j.member == "" {
+				return nil, fmt.Errorf("status of %s: %w", j.name, err)
+			}
+			return nil, fmt.Errorf("member %q: %s: %w", j.member, j.name, err)
 		}
-		files[StatusDir+"/"+s.Namespace+"/"+s.Name+".yaml"] = append([]byte(generatedHeader), b...)
+		files[j.path] = results[i]
 	}
 	files[StatusDir+"/SUMMARY.md"] = []byte(Summary(&out.Report))
 	return files, nil
+}
+
+// fileJob is one file of the rendered repository to serialize.
+type fileJob struct {
+	path string
+	obj  any
+	// object files go through Marshal; the others are yaml.Marshal output
+	// under the generated-file header.
+	object bool
+	// member and name say which file failed; member is empty for status.
+	member, name string
+}
+
+// yamlCache maps an object's JSON to its YAML. Every member importing a
+// service gets the same ServiceImport, derived Service and EndpointSlices,
+// so at scale most objects are converted once and the rest are a lookup,
+// which also keeps one copy of their bytes instead of one per member.
+type yamlCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (j *fileJob) marshal(st *yamlState, cache *yamlCache) ([]byte, error) {
+	if j.object {
+		js, err := st.marshalJSON(j.obj)
+		if err != nil {
+			return nil, err
+		}
+		cache.mu.Lock()
+		b, ok := cache.m[string(js)]
+		cache.mu.Unlock()
+		if ok {
+			return b, nil
+		}
+		if b, err = st.objectYAML(js); err != nil {
+			return nil, err
+		}
+		cache.mu.Lock()
+		cache.m[string(js)] = b
+		cache.mu.Unlock()
+		return b, nil
+	}
+	js, err := st.marshalJSON(j.obj)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
+	}
+	if b, err := st.jsonToYAML(js, false, generatedHeader); err == nil {
+		return b, nil
+	}
+	b, err := yaml.JSONToYAML(js)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(generatedHeader), b...), nil
 }
 
 const generatedHeader = "# Rendered by mcs-gitops; edits are overwritten.\n"
@@ -60,10 +149,30 @@ const generatedHeader = "# Rendered by mcs-gitops; edits are overwritten.\n"
 // fields a typed Go object always carries but that mean nothing in Git
 // (creationTimestamp: null, an empty status).
 func Marshal(obj any) ([]byte, error) {
-	js, err := json.Marshal(obj)
+	st := yamlStates.Get().(*yamlState)
+	defer yamlStates.Put(st)
+	return st.marshal(obj)
+}
+
+func (st *yamlState) marshal(obj any) ([]byte, error) {
+	js, err := st.marshalJSON(obj)
 	if err != nil {
 		return nil, err
 	}
+	return st.objectYAML(js)
+}
+
+// objectYAML is the second half of Marshal, from the object's JSON.
+func (st *yamlState) objectYAML(js []byte) ([]byte, error) {
+	if b, err := st.jsonToYAML(js, true, ""); err == nil {
+		return b, nil
+	}
+	return marshalReference(js)
+}
+
+// marshalReference is Marshal through sigs.k8s.io/yaml, the definition of
+// the output; jsonToYAML must give the same bytes whenever it succeeds.
+func marshalReference(js []byte) ([]byte, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()

@@ -23,13 +23,13 @@ func managedLabels(extra map[string]string) map[string]string {
 // exportedAnnotations of the winning export propagate, never the Service's
 // own metadata. status.clusters is data for the applier, which writes it
 // through the status subresource.
-func serviceImport(apiVersion, ns, name string, m *merged, contributors []string) *mcsv1alpha1.ServiceImport {
+func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors []string) *mcsv1alpha1.ServiceImport {
 	w := m.winner
 	ann := maps.Clone(w.se.Spec.ExportedAnnotations)
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[DerivedServiceAnnotation] = DerivedServiceName(ns, name)
+	ann[DerivedServiceAnnotation] = derived
 	si := &mcsv1alpha1.ServiceImport{
 		TypeMeta: metav1.TypeMeta{APIVersion: mcsv1alpha1.GroupName + "/" + apiVersion, Kind: "ServiceImport"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -55,12 +55,12 @@ func serviceImport(apiVersion, ns, name string, m *merged, contributors []string
 
 // derivedService is the selectorless Service that gives the import its
 // cluster IP and receives the imported EndpointSlices.
-func derivedService(ns, name string, m *merged) *corev1.Service {
+func derivedService(ns, name, derived string, m *merged) *corev1.Service {
 	w := m.winner
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: DerivedServiceName(ns, name), Namespace: ns,
+			Name: derived, Namespace: ns,
 			Labels: managedLabels(map[string]string{mcsv1alpha1.LabelServiceName: name}),
 		},
 		Spec: corev1.ServiceSpec{
@@ -100,12 +100,11 @@ func derivedService(ns, name string, m *merged) *corev1.Service {
 // Pod references, node names and topology hints name objects of the source
 // cluster, so they are dropped; readiness and hostnames are what DNS and
 // kube-proxy need.
-func importedSlice(ns, name string, src *discoveryv1.EndpointSlice, sourceCluster string, portNames map[string]bool) *discoveryv1.EndpointSlice {
-	derived := DerivedServiceName(ns, name)
+func importedSlice(ns, name, derived, slice string, src *discoveryv1.EndpointSlice, sourceCluster string, portNames map[string]bool) *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: sliceName(derived, sourceCluster, src.Name), Namespace: ns,
+			Name: slice, Namespace: ns,
 			Labels: managedLabels(map[string]string{
 				mcsv1alpha1.LabelServiceName:   name,
 				mcsv1alpha1.LabelSourceCluster: sourceCluster,
@@ -114,7 +113,7 @@ func importedSlice(ns, name string, src *discoveryv1.EndpointSlice, sourceCluste
 			}),
 		},
 		AddressType: src.AddressType,
-		Endpoints:   []discoveryv1.Endpoint{},
+		Endpoints:   make([]discoveryv1.Endpoint, 0, len(src.Endpoints)),
 	}
 	for _, p := range src.Ports {
 		name := ""

@@ -85,6 +85,24 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 			for _, p := range mg.ports {
 				portNames[p.Name] = true
 			}
+			// Names and paths are the same in every importing member; hashing
+			// them once per service rather than once per member is a good part
+			// of render time at scale.
+			derived := DerivedServiceName(key.ns, key.name)
+			dir := key.ns + "/" + key.name + "/"
+			type importedSource struct {
+				src        *discoveryv1.EndpointSlice
+				cluster    string
+				name, path string
+			}
+			var sources []importedSource
+			for _, e := range valid {
+				for _, src := range e.slices {
+					name := sliceName(derived, e.m.clusterID, src.Name)
+					sources = append(sources, importedSource{src: src, cluster: e.m.clusterID, name: name,
+						path: dir + "endpointslice-" + e.m.clusterID + "-" + name[len(name)-10:] + ".yaml"})
+				}
+			}
 			for i, m := range members {
 				if !m.namespaces[key.ns] {
 					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
@@ -97,16 +115,12 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 					}
 				}
 				rep.ImportedBy = append(rep.ImportedBy, m.name)
-				dir := key.ns + "/" + key.name + "/"
 				objs[i] = append(objs[i],
-					Object{Path: dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, mg, contributors)},
-					Object{Path: dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, mg)},
+					Object{Path: dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, derived, mg, contributors)},
+					Object{Path: dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, derived, mg)},
 				)
-				for _, e := range valid {
-					for _, src := range e.slices {
-						sl := importedSlice(key.ns, key.name, src, e.m.clusterID, portNames)
-						objs[i] = append(objs[i], Object{Path: dir + "endpointslice-" + e.m.clusterID + "-" + sl.Name[len(sl.Name)-10:] + ".yaml", Object: sl})
-					}
+				for _, s := range sources {
+					objs[i] = append(objs[i], Object{Path: s.path, Object: importedSlice(key.ns, key.name, derived, s.name, s.src, s.cluster, portNames)})
 				}
 			}
 		}

@@ -1,0 +1,118 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// FuzzParseSnapshot feeds arbitrary bytes to Parse. It must never panic,
+// and whatever it accepts must survive the inputs/ round trip: Format's
+// output parses again, formats to the same bytes (so a committed snapshot
+// never churns) and parses to an equal snapshot, and rendering the
+// formatted snapshot gives the same files as rendering the original, so
+// Format drops nothing the renderer reads.
+func FuzzParseSnapshot(f *testing.F) {
+	demo, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "demo", "inputs", "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range demo {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	archives, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "*.txtar"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, a := range archives {
+		ar, err := txtar.ParseFile(a)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range ar.Files {
+			if strings.HasPrefix(file.Name, "inputs/") {
+				f.Add(file.Data)
+			}
+		}
+	}
+	for _, s := range []string{
+		"", "---", "--- \n---\n", "null", "[]", "a: [", "apiVersion: v1\nkind: List\nitems: [null, 1]",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}",
+		"apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: x}",
+	} {
+		f.Add([]byte(s))
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s1, err := snapshot.Parse("member", "member.yaml", data)
+		if err != nil {
+			return
+		}
+		f1, err := snapshot.Format(s1)
+		if err != nil {
+			t.Fatalf("Format of a parsed snapshot: %v", err)
+		}
+		s2, err := snapshot.Parse("member", "formatted.yaml", f1)
+		if err != nil {
+			t.Fatalf("formatted snapshot does not parse: %v\n%s", err, f1)
+		}
+		f2, err := snapshot.Format(s2)
+		if err != nil {
+			t.Fatalf("Format of the re-parsed snapshot: %v", err)
+		}
+		if !bytes.Equal(f1, f2) {
+			t.Fatalf("formatting is not stable:\n--- first\n%s\n--- second\n%s", f1, f2)
+		}
+		s3, err := snapshot.Parse("member", "formatted.yaml", f2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(s2, s3) {
+			t.Fatalf("re-parsing the same formatted snapshot gave a different snapshot")
+		}
+
+		a, errA := renderOne(s1)
+		b, errB := renderOne(s2)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("render error before Format %v, after %v", errA, errB)
+		}
+		if errA == nil {
+			for p, data := range a {
+				if !bytes.Equal(b[p], data) {
+					t.Fatalf("%s differs after the Format round trip:\n--- before\n%s\n--- after\n%s", p, data, b[p])
+				}
+			}
+			if len(a) != len(b) {
+				t.Fatalf("%d files before the Format round trip, %d after", len(a), len(b))
+			}
+		}
+	})
+}
+
+// renderOne renders a one-member ClusterSet: the member imports its own
+// exports, so every field the renderer reads shows in the files.
+func renderOne(s *snapshot.Snapshot) (map[string][]byte, error) {
+	cfg := &v1alpha1.ClusterSet{
+		APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind, Metadata: v1alpha1.Metadata{Name: "fuzz"},
+		Spec: v1alpha1.ClusterSetSpec{Members: []v1alpha1.Member{{Name: s.Member}}},
+	}
+	cfg.Default()
+	out, err := render.Render(cfg, []*snapshot.Snapshot{s})
+	if err != nil {
+		return nil, err
+	}
+	return render.Files(out)
+}
