@@ -2,15 +2,10 @@ package gitsync_test
 
 import (
 	"fmt"
+	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,7 +93,7 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 			base := benchDir(b)
 			var renderT, filesT, writeT time.Duration
 			var size, objects, n int
-			peak := startPeakMemory()
+			peak := benchmem.Start()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -158,7 +153,7 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 			b.ReportMetric(ms(writeT), "write-ms/op")
 			b.ReportMetric(float64(objects*n)/b.Elapsed().Seconds(), "objects/s")
 			b.ReportMetric(float64(size)/1e6, "MB-written/op")
-			peak.report(b)
+			peak.Report(b)
 		})
 	}
 }
@@ -190,7 +185,7 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 			b.Run("tree", func(b *testing.B) {
 				files := renderFiles(b, cfg, snaps)
 				var size int
-				peak := startPeakMemory()
+				peak := benchmem.Start()
 				b.ResetTimer()
 				for b.Loop() {
 					c, err := gitsync.WriteTree(dir, files, roots)
@@ -201,11 +196,11 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 				}
 				b.StopTimer()
 				b.ReportMetric(float64(size)/1e6, "MB-written/op")
-				peak.report(b)
+				peak.Report(b)
 			})
 			b.Run("render+tree", func(b *testing.B) {
 				var size int
-				peak := startPeakMemory()
+				peak := benchmem.Start()
 				b.ResetTimer()
 				for b.Loop() {
 					out, err := render.Render(cfg, snaps)
@@ -224,7 +219,7 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 				}
 				b.StopTimer()
 				b.ReportMetric(float64(size)/1e6, "MB-written/op")
-				peak.report(b)
+				peak.Report(b)
 			})
 		})
 	}
@@ -232,77 +227,4 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 
 func first(s []string) []string {
 	return s[:min(len(s), 3)]
-}
-
-// peakMemory follows the high-water marks of one benchmark run: the Go heap
-// (live and not yet collected objects, sampled every millisecond, well
-// below the length of one GC cycle here) and the process's resident set as
-// the kernel counts it (VmHWM, reset at the start where the kernel allows,
-// so it is exact rather than sampled). The same helper is in
-// render/bench_test.go; test files cannot share code across packages.
-type peakMemory struct {
-	stop     chan struct{}
-	done     sync.WaitGroup
-	heap     uint64
-	rssReset bool
-}
-
-func startPeakMemory() *peakMemory {
-	// Return what earlier benchmarks left behind, so the resident set
-	// measured is this benchmark's.
-	runtime.GC()
-	debug.FreeOSMemory()
-	p := &peakMemory{stop: make(chan struct{})}
-	// Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
-	p.rssReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() {
-		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > p.heap {
-			p.heap = v
-		}
-	}
-	read()
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				read()
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	}()
-	return p
-}
-
-func (p *peakMemory) report(b *testing.B) {
-	close(p.stop)
-	p.done.Wait()
-	b.ReportMetric(float64(p.heap)/(1<<20), "peak-heap-MiB")
-	if !p.rssReset {
-		return
-	}
-	if hwm, ok := vmHWM(); ok {
-		b.ReportMetric(float64(hwm)/(1<<20), "peak-rss-MiB")
-	}
-}
-
-func vmHWM() (uint64, bool) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }

@@ -2,16 +2,9 @@ package render_test
 
 import (
 	"fmt"
-	"os"
+	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
@@ -75,7 +68,7 @@ func BenchmarkRender(b *testing.B) {
 			}
 			objects := countObjects(out)
 			out = nil
-			peak := startPeakMemory()
+			peak := benchmem.Start()
 			n := 0
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -87,7 +80,7 @@ func BenchmarkRender(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(objects*n)/b.Elapsed().Seconds(), "objects/s")
-			peak.report(b)
+			peak.Report(b)
 		})
 	}
 }
@@ -102,7 +95,7 @@ func BenchmarkFiles(b *testing.B) {
 				b.Fatal(err)
 			}
 			objects := countObjects(out)
-			peak := startPeakMemory()
+			peak := benchmem.Start()
 			var size, n int
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -120,80 +113,7 @@ func BenchmarkFiles(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(objects*n)/b.Elapsed().Seconds(), "objects/s")
 			b.ReportMetric(float64(size)/1e6, "MB/op")
-			peak.report(b)
+			peak.Report(b)
 		})
 	}
-}
-
-// peakMemory follows the high-water marks of one benchmark run: the Go heap
-// (live and not yet collected objects, sampled every millisecond, which is
-// well below the time one GC cycle takes here) and the process's resident
-// set as the kernel counts it (VmHWM, reset at the start where the kernel
-// allows, so it is exact rather than sampled). The same helper is in
-// gitsync/bench_test.go; test files cannot share code across packages.
-type peakMemory struct {
-	stop     chan struct{}
-	done     sync.WaitGroup
-	heap     uint64
-	rssReset bool
-}
-
-func startPeakMemory() *peakMemory {
-	// Return what earlier benchmarks left behind, so the resident set
-	// measured is this benchmark's.
-	runtime.GC()
-	debug.FreeOSMemory()
-	p := &peakMemory{stop: make(chan struct{})}
-	// Writing 5 to clear_refs resets VmHWM (Linux 4.0+).
-	p.rssReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() {
-		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > p.heap {
-			p.heap = v
-		}
-	}
-	read()
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				read()
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	}()
-	return p
-}
-
-func (p *peakMemory) report(b *testing.B) {
-	close(p.stop)
-	p.done.Wait()
-	b.ReportMetric(float64(p.heap)/(1<<20), "peak-heap-MiB")
-	if !p.rssReset {
-		return
-	}
-	if hwm, ok := vmHWM(); ok {
-		b.ReportMetric(float64(hwm)/(1<<20), "peak-rss-MiB")
-	}
-}
-
-func vmHWM() (uint64, bool) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }
