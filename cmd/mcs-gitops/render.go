@@ -39,6 +39,19 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 	return cfg, snaps, nil
 }
 
+// render loads and renders; any failure is bad input, exit code 2.
+func (f *sourceFlags) render() (*v1alpha1.ClusterSet, *render.Output, error) {
+	cfg, snaps, err := f.load()
+	if err != nil {
+		return nil, nil, &exitError{2, err}
+	}
+	result, err := render.Render(cfg, snaps)
+	if err != nil {
+		return nil, nil, &exitError{2, err}
+	}
+	return cfg, result, nil
+}
+
 func newRenderCommand() *cobra.Command {
 	var src sourceFlags
 	var out string
@@ -63,13 +76,9 @@ Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
   mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, snaps, err := src.load()
+			_, result, err := src.render()
 			if err != nil {
-				return &exitError{2, err}
-			}
-			result, err := render.Render(cfg, snaps)
-			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			files, err := render.Files(result)
 			if err != nil {
@@ -119,13 +128,9 @@ Exit codes: 0 valid, 2 invalid.`,
 		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, snaps, err := src.load()
+			cfg, result, err := src.render()
 			if err != nil {
-				return &exitError{2, err}
-			}
-			result, err := render.Render(cfg, snaps)
-			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range result.Report.Warnings {
