@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pmezard/go-difflib/difflib"
 )
@@ -22,35 +25,90 @@ type Changes struct {
 // Empty reports whether nothing changed.
 func (c *Changes) Empty() bool { return len(c.Written) == 0 && len(c.Removed) == 0 }
 
-// plan compares the rendered files with what dir holds under roots.
-func plan(dir string, files map[string][]byte, roots []string) (*Changes, error) {
+// plan compares the rendered files with what dir holds under roots. Reading
+// 80k small files dominates, so it fans out over a few goroutines.
+func plan(dir string, files map[string][]byte, roots []string) (*Changes, map[string]bool, error) {
+	paths := make([]string, 0, len(files))
 	for p := range files {
 		if !underRoots(p, roots) {
-			return nil, fmt.Errorf("rendered file %s is outside the managed directories %v", p, roots)
+			return nil, nil, fmt.Errorf("rendered file %s is outside the managed directories %v", p, roots)
 		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	// Per path: 0 identical, 1 differs, 2 missing.
+	state := make([]uint8, len(paths))
+	err := forEach(len(paths), func(i int) error {
+		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(paths[i])))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			state[i] = 2
+		case err != nil:
+			return err
+		case !bytes.Equal(have, files[paths[i]]):
+			state[i] = 1
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	c := &Changes{}
-	for p, want := range files {
-		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		if err != nil || !bytes.Equal(have, want) {
+	missing := map[string]bool{}
+	for i, p := range paths {
+		if state[i] != 0 {
 			c.Written = append(c.Written, p)
+		}
+		if state[i] == 2 {
+			missing[p] = true
 		}
 	}
 	existing, err := listFiles(dir, roots)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range existing {
 		if _, ok := files[p]; !ok {
 			c.Removed = append(c.Removed, p)
 		}
 	}
-	sort.Strings(c.Written)
 	sort.Strings(c.Removed)
-	return c, nil
+	return c, missing, nil
+}
+
+// ioWorkers bounds the goroutines doing file I/O: small-file reads and
+// writes spend most of their time in syscalls, so a few more than the cores
+// keeps them busy without flooding the disk.
+func ioWorkers() int { return 2*runtime.GOMAXPROCS(0) + 2 }
+
+// forEach runs fn for 0..n-1 on ioWorkers goroutines and returns the first
+// error; the remaining work is skipped once one fails.
+func forEach(n int, fn func(i int) error) error {
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		once   sync.Once
+		first  error
+		wg     sync.WaitGroup
+	)
+	for range min(ioWorkers(), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // WriteTree makes the roots (e.g. clusters/, status/) under dir hold exactly
@@ -58,18 +116,34 @@ func plan(dir string, files map[string][]byte, roots []string) (*Changes, error)
 // mtimes and Git stay quiet), files nobody rendered are removed along with
 // directories left empty. Anything outside roots is never touched.
 func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, error) {
-	c, err := plan(dir, files, roots)
+	c, missing, err := plan(dir, files, roots)
 	if err != nil {
 		return nil, err
 	}
+	// Directories first, once each, so the parallel writers never race on
+	// MkdirAll of a shared parent.
+	dirs := map[string]bool{}
 	for _, p := range c.Written {
+		if d := filepath.Dir(filepath.Join(dir, filepath.FromSlash(p))); !dirs[d] {
+			dirs[d] = true
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	err = forEach(len(c.Written), func(i int) error {
+		p := c.Written[i]
 		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return nil, err
+		if missing[p] {
+			// A new file is written in place: if the process dies half way,
+			// the next render sees the bytes differ and rewrites it, and
+			// nothing commits or applies a tree that was not fully written.
+			return os.WriteFile(full, files[p], 0o644)
 		}
-		if err := writeAtomic(full, files[p]); err != nil {
-			return nil, err
-		}
+		return writeAtomic(full, files[p])
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range c.Removed {
 		full := filepath.Join(dir, filepath.FromSlash(p))
@@ -81,8 +155,8 @@ func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, e
 	return c, nil
 }
 
-// writeAtomic replaces a file via rename so a crash never leaves half a
-// manifest for Flux or Argo CD to apply.
+// writeAtomic replaces an existing file via rename so a crash never leaves
+// half a manifest where a whole one was, for Flux or Argo CD to apply.
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp-mcs-gitops"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
@@ -104,7 +178,7 @@ func removeEmptyParents(root, dir string) {
 // DiffTree returns a unified diff from what dir holds to files, empty when
 // the tree is current. Nothing is written.
 func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Changes, error) {
-	c, err := plan(dir, files, roots)
+	c, _, err := plan(dir, files, roots)
 	if err != nil {
 		return "", nil, err
 	}

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +68,45 @@ func TestDiffTree(t *testing.T) {
 	assert.Contains(t, diff, "--- a/status/gone.yaml\n+++ /dev/null")
 	_, err = os.Stat(filepath.Join(dir, "status", "new.yaml"))
 	assert.True(t, os.IsNotExist(err), "DiffTree writes nothing")
+}
+
+// A crash can leave a half-written new file or a temporary file behind; the
+// next write must repair both rather than trust them.
+func TestWriteTreeRepairsInterruptedWrite(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"clusters/a/ns/svc/serviceimport.yaml": []byte("complete: true\n")}
+	full := filepath.Join(dir, "clusters", "a", "ns", "svc", "serviceimport.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+	require.NoError(t, os.WriteFile(full, []byte("compl"), 0o644))
+	require.NoError(t, os.WriteFile(full+".tmp-mcs-gitops", []byte("x"), 0o644))
+
+	c, err := WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"clusters/a/ns/svc/serviceimport.yaml"}, c.Written)
+	assert.Equal(t, []string{"clusters/a/ns/svc/serviceimport.yaml.tmp-mcs-gitops"}, c.Removed)
+	b, err := os.ReadFile(full)
+	require.NoError(t, err)
+	assert.Equal(t, "complete: true\n", string(b))
+	assert.NoFileExists(t, full+".tmp-mcs-gitops")
+}
+
+// Many files in many directories exercise the parallel writers; every file
+// must land with its own content.
+func TestWriteTreeManyFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for i := range 500 {
+		files[fmt.Sprintf("clusters/m%d/ns%d/svc/f%d.yaml", i%7, i%13, i)] = []byte(fmt.Sprintf("i: %d\n", i))
+	}
+	c, err := WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.Len(t, c.Written, 500)
+	for p, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), p)
+	}
+	c, err = WriteTree(dir, files, roots)
+	require.NoError(t, err)
+	assert.True(t, c.Empty())
 }
