@@ -33,6 +33,10 @@ type ClusterSetSpec struct {
 	Members []Member `json:"members" schema:"minItems=1"`
 	// Render tunes what the renderer emits.
 	Render RenderOptions `json:"render,omitempty"`
+	// Git is the repository the live loop commits the rendered tree to.
+	Git GitOptions `json:"git,omitempty"`
+	// Sync tunes the live loop: timeouts, staleness, commit pacing.
+	Sync SyncOptions `json:"sync,omitempty"`
 }
 
 // DataPathMode says how traffic reaches a member's endpoints from another member.
@@ -136,6 +140,24 @@ func (c *ClusterSet) Default() {
 		}
 		if m.Gateway != nil && m.Gateway.Port == 0 {
 			m.Gateway.Port = 80
+		}
+	}
+	g := &c.Spec.Git
+	if g.Branch == "" {
+		g.Branch = DefaultBranch
+	}
+	if g.Author.Name == "" {
+		g.Author.Name = DefaultAuthorName
+	}
+	if g.Author.Email == "" {
+		g.Author.Email = DefaultAuthorEmail
+	}
+	if g.Auth.Username == "" {
+		g.Auth.Username = DefaultGitUsername
+	}
+	for _, cs := range []*CredentialSource{g.Auth.Token, g.Auth.SSHKey, g.Auth.KnownHosts} {
+		if cs != nil && cs.SecretRef != nil && cs.SecretRef.Key == "" {
+			cs.SecretRef.Key = "value"
 		}
 	}
 	if c.Spec.Render.ServiceImportAPIVersion == "" {

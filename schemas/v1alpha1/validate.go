@@ -90,6 +90,8 @@ func (c *ClusterSet) validate() ErrorList {
 		add("spec.render.serviceImportAPIVersion", "must be %s or %s, got %q",
 			ServiceImportV1Alpha1, ServiceImportV1Beta1, c.Spec.Render.ServiceImportAPIVersion)
 	}
+	errs = append(errs, c.Spec.Git.validate("spec.git")...)
+	errs = append(errs, c.Spec.Sync.validate("spec.sync")...)
 	return errs
 }
 

@@ -1,0 +1,145 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"time"
+)
+
+// Duration is a Go duration string such as "10s" or "1h30m". "0" or empty
+// means the field's default; staleAfter treats both as never.
+type Duration string
+
+// Get parses d, returning def when d is empty.
+func (d Duration) Get(def time.Duration) (time.Duration, error) {
+	if d == "" {
+		return def, nil
+	}
+	v, err := time.ParseDuration(string(d))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 10s or 5m", string(d))
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q is negative", string(d))
+	}
+	return v, nil
+}
+
+// GitOptions say where the rendered repository lives and who commits to it.
+// They hold references to credentials, never the credentials.
+type GitOptions struct {
+	// URL of the repository: a local path (an existing clone, or a bare
+	// repository to clone), https://..., ssh://... or user@host:path.
+	// The --repo flag overrides it.
+	URL string `json:"url,omitempty" schema:"maxLength=2048"`
+	// Branch to commit to. Defaults to main.
+	Branch string `json:"branch,omitempty" schema:"maxLength=255;default=main"`
+	// Path inside the repository that holds clusterset.yaml, inputs/,
+	// clusters/ and status/. Defaults to the repository root.
+	Path string `json:"path,omitempty" schema:"maxLength=1024"`
+	// Author of the commits; also the committer.
+	Author GitAuthor `json:"author,omitempty"`
+	// Auth says where the credentials for URL live.
+	Auth GitAuth `json:"auth,omitempty"`
+}
+
+// GitAuthor names who the commits are from.
+type GitAuthor struct {
+	// Name of the author. Defaults to mcs-gitops.
+	Name string `json:"name,omitempty" schema:"maxLength=255;default=mcs-gitops"`
+	// Email of the author. Defaults to mcs-gitops@localhost.
+	Email string `json:"email,omitempty" schema:"maxLength=255;default=mcs-gitops@localhost"`
+}
+
+// GitAuth points at the credentials for the repository URL. For https set
+// token (and optionally username); for ssh set sshKey and knownHosts.
+type GitAuth struct {
+	// Username sent with an https token. Defaults to "git", which GitHub,
+	// GitLab and Gitea all accept with a token.
+	Username string `json:"username,omitempty" schema:"maxLength=255;default=git"`
+	// Token for https: a personal access or deploy token.
+	Token *CredentialSource `json:"token,omitempty"`
+	// SSHKey is a PEM private key for ssh URLs.
+	SSHKey *CredentialSource `json:"sshKey,omitempty"`
+	// KnownHosts is a known_hosts file the ssh server's key must appear in.
+	// Required with sshKey: host keys are always checked.
+	KnownHosts *CredentialSource `json:"knownHosts,omitempty"`
+}
+
+// CredentialSource is where one secret value is read from at run time.
+// Exactly one field must be set.
+type CredentialSource struct {
+	// Env names an environment variable holding the value.
+	Env string `json:"env,omitempty" schema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$;maxLength=255"`
+	// Path of a file holding the value.
+	Path string `json:"path,omitempty" schema:"maxLength=4096"`
+	// SecretRef names a Secret key in the management cluster.
+	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+}
+
+// SyncOptions tune the live loop (sync and run).
+type SyncOptions struct {
+	// MemberTimeout bounds reading one member. Defaults to 10s.
+	MemberTimeout Duration `json:"memberTimeout,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=10s"`
+	// StaleAfter is how long an unreachable member's last known exports
+	// stay imported elsewhere. Empty or "0" means forever. When it passes,
+	// the exports are dropped in a commit that says why.
+	StaleAfter Duration `json:"staleAfter,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$"`
+	// MinCommitInterval is the least time between two commits of run, so
+	// endpoint churn does not make a commit per pod. Defaults to 10s.
+	MinCommitInterval Duration `json:"minCommitInterval,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=10s"`
+	// Debounce is how long run waits after a change for more before it
+	// starts a cycle. Defaults to 100ms.
+	Debounce Duration `json:"debounce,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=100ms"`
+	// ResyncInterval is how often run does a full cycle without any watch
+	// event, to repair drift. Defaults to 5m.
+	ResyncInterval Duration `json:"resyncInterval,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=5m"`
+	// PushRetries bounds the fetch, reset, re-render, push attempts after a
+	// rejected push. Defaults to 5.
+	PushRetries int32 `json:"pushRetries,omitempty" schema:"minimum=0;maximum=100;default=5"`
+}
+
+// Defaults of the loop settings, applied by the loop when a field is empty.
+const (
+	DefaultBranch            = "main"
+	DefaultAuthorName        = "mcs-gitops"
+	DefaultAuthorEmail       = "mcs-gitops@localhost"
+	DefaultGitUsername       = "git"
+	DefaultMemberTimeout     = 10 * time.Second
+	DefaultMinCommitInterval = 10 * time.Second
+	DefaultDebounce          = 100 * time.Millisecond
+	DefaultResyncInterval    = 5 * time.Minute
+	DefaultPushRetries       = 5
+)
+
+// Timings are SyncOptions parsed, with defaults applied. StaleAfter 0
+// means never.
+type Timings struct {
+	MemberTimeout, StaleAfter, MinCommitInterval, Debounce, ResyncInterval time.Duration
+	PushRetries                                                            int
+}
+
+// Timings parses the durations; Load has already validated them.
+func (s SyncOptions) Timings() Timings {
+	get := func(d Duration, def time.Duration) time.Duration {
+		v, err := d.Get(def)
+		if err != nil {
+			return def
+		}
+		return v
+	}
+	t := Timings{
+		MemberTimeout:     get(s.MemberTimeout, DefaultMemberTimeout),
+		StaleAfter:        get(s.StaleAfter, 0),
+		MinCommitInterval: get(s.MinCommitInterval, DefaultMinCommitInterval),
+		Debounce:          get(s.Debounce, DefaultDebounce),
+		ResyncInterval:    get(s.ResyncInterval, DefaultResyncInterval),
+		PushRetries:       int(s.PushRetries),
+	}
+	if s.PushRetries == 0 {
+		t.PushRetries = DefaultPushRetries
+	}
+	if t.MemberTimeout == 0 {
+		t.MemberTimeout = DefaultMemberTimeout
+	}
+	return t
+}

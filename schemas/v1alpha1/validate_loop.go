@@ -1,0 +1,100 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func (g GitOptions) validate(p string) ErrorList {
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if u, err := url.Parse(g.URL); err == nil && u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			add(p+".url", "contains a password; clusterset.yaml is committed to Git, so put the token in a Secret or environment variable and reference it from spec.git.auth.token")
+		}
+	}
+	if strings.ContainsAny(g.URL, "\n\r") {
+		add(p+".url", "%s", credentialAdvice)
+	}
+	if g.Branch != "" && (strings.HasPrefix(g.Branch, "-") || strings.ContainsAny(g.Branch, " ~^:?*[\\") ||
+		strings.Contains(g.Branch, "..")) {
+		add(p+".branch", "%q is not a valid branch name", g.Branch)
+	}
+	if g.Path != "" {
+		clean := path.Clean(g.Path)
+		if path.IsAbs(g.Path) || clean == ".." || strings.HasPrefix(clean, "../") {
+			add(p+".path", "%q must be a relative path inside the repository", g.Path)
+		}
+	}
+	a := g.Auth
+	errs = append(errs, a.Token.validate(p+".auth.token")...)
+	errs = append(errs, a.SSHKey.validate(p+".auth.sshKey")...)
+	errs = append(errs, a.KnownHosts.validate(p+".auth.knownHosts")...)
+	if a.Token != nil && a.SSHKey != nil {
+		add(p+".auth", "set token (https) or sshKey (ssh), not both")
+	}
+	if a.SSHKey != nil && a.KnownHosts == nil {
+		add(p+".auth.knownHosts", "required with sshKey: the server's host key is always checked")
+	}
+	return errs
+}
+
+func (c *CredentialSource) validate(p string) ErrorList {
+	if c == nil {
+		return nil
+	}
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	set := 0
+	for _, b := range []bool{c.Env != "", c.Path != "", c.SecretRef != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		add(p, "set exactly one of env, path and secretRef")
+	}
+	if strings.ContainsAny(c.Path, "\n\r") {
+		add(p+".path", "%s", credentialAdvice)
+	}
+	if s := c.SecretRef; s != nil {
+		for _, m := range validation.IsDNS1123Label(s.Namespace) {
+			add(p+".secretRef.namespace", "%q is not a valid namespace: %s", s.Namespace, m)
+		}
+		for _, m := range validation.IsDNS1123Subdomain(s.Name) {
+			add(p+".secretRef.name", "%q is not a valid Secret name: %s", s.Name, m)
+		}
+		for _, m := range validation.IsConfigMapKey(s.Key) {
+			add(p+".secretRef.key", "%q is not a valid key: %s", s.Key, m)
+		}
+	}
+	return errs
+}
+
+func (s SyncOptions) validate(p string) ErrorList {
+	var errs ErrorList
+	for _, f := range []struct {
+		name string
+		v    Duration
+	}{
+		{"memberTimeout", s.MemberTimeout}, {"staleAfter", s.StaleAfter},
+		{"minCommitInterval", s.MinCommitInterval}, {"debounce", s.Debounce},
+		{"resyncInterval", s.ResyncInterval},
+	} {
+		if _, err := f.v.Get(0); err != nil {
+			errs = append(errs, &FieldError{Field: p + "." + f.name, Msg: err.Error()})
+		}
+	}
+	if s.PushRetries < 0 || s.PushRetries > 100 {
+		errs = append(errs, &FieldError{Field: p + ".pushRetries", Msg: fmt.Sprintf("%d is outside 0-100", s.PushRetries)})
+	}
+	return errs
+}
