@@ -215,9 +215,11 @@ func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Cha
 	return b.String(), c, nil
 }
 
+// underRoots reports whether p is one of roots (a root may name a single
+// file such as clusterset.yaml) or lies under one.
 func underRoots(p string, roots []string) bool {
 	for _, r := range roots {
-		if strings.HasPrefix(p, r+"/") {
+		if p == r || strings.HasPrefix(p, r+"/") {
 			return true
 		}
 	}

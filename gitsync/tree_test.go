@@ -110,3 +110,14 @@ func TestWriteTreeManyFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, c.Empty())
 }
+
+func TestWriteTreeRootMayBeAFile(t *testing.T) {
+	dir := t.TempDir()
+	roots := []string{"clusterset.yaml", "inputs"}
+	c, err := WriteTree(dir, map[string][]byte{"clusterset.yaml": []byte("a\n"), "inputs/x.yaml": []byte("x\n")}, roots)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"clusterset.yaml", "inputs/x.yaml"}, c.Written)
+	c, err = WriteTree(dir, map[string][]byte{"inputs/x.yaml": []byte("x\n")}, roots)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"clusterset.yaml"}, c.Removed)
+}
