@@ -1,0 +1,72 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ParseServiceReport reads one status/<namespace>/<name>.yaml file back
+// into the ServiceReport it was rendered from. The generated-file comment
+// is ignored; unknown fields are tolerated so an older reader can read a
+// newer tree.
+func ParseServiceReport(data []byte) (*ServiceReport, error) {
+	var s ServiceReport
+	if err := yaml.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Namespace == "" || s.Name == "" {
+		return nil, fmt.Errorf("namespace and name are required")
+	}
+	return &s, nil
+}
+
+// ReadReport rebuilds the Report from a rendered tree's status files
+// (keys relative to the repository sub-path, as Files returns them).
+// Files other than status/<namespace>/<name>.yaml are ignored, so a whole
+// commit's tree can be passed. Warnings are not stored per file and come
+// back empty.
+func ReadReport(files map[string][]byte) (*Report, error) {
+	r := &Report{Services: []ServiceReport{}}
+	for p, data := range files {
+		ns, name, ok := statusFile(p)
+		if !ok {
+			continue
+		}
+		s, err := ParseServiceReport(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if s.Namespace != ns || s.Name != name {
+			return nil, fmt.Errorf("%s: holds the report of %s/%s", p, s.Namespace, s.Name)
+		}
+		r.Services = append(r.Services, *s)
+	}
+	sort.Slice(r.Services, func(i, j int) bool {
+		a, b := r.Services[i], r.Services[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return r, nil
+}
+
+// statusFile splits status/<namespace>/<name>.yaml.
+func statusFile(p string) (ns, name string, ok bool) {
+	rest, ok := strings.CutPrefix(p, StatusDir+"/")
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 2 || !strings.HasSuffix(parts[1], ".yaml") {
+		return "", "", false
+	}
+	name = strings.TrimSuffix(parts[1], ".yaml")
+	if parts[0] == "" || name == "" {
+		return "", "", false
+	}
+	return parts[0], name, true
+}
