@@ -1,0 +1,180 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// UserAgent is sent to every member's apiserver.
+const UserAgent = "mcs-gitops"
+
+// Member is one member cluster's connection. Config and Client are nil when
+// Err is set: the client could not even be built (kubeconfig file missing,
+// Secret missing, no context of that name, ...). Err never contains a
+// credential.
+type Member struct {
+	Name   string
+	Config *rest.Config
+	Client client.Client
+	Err    error
+
+	// Clients that honour the context on every call and need no discovery,
+	// so a hung apiserver cannot hold Collect or Watch past their deadline.
+	typed    kubernetes.Interface
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
+}
+
+// Set is every member of a ClusterSet, in config order.
+type Set struct {
+	members []*Member
+	byName  map[string]*Member
+}
+
+// ConnectOptions say where member credentials are read from.
+type ConnectOptions struct {
+	// Management reads kubeconfig Secrets (kubeconfig.secretRef); nil when
+	// there is no management cluster.
+	Management client.Reader
+	// BaseDir is what relative kubeconfig paths resolve against (usually the
+	// directory of clusterset.yaml).
+	BaseDir string
+	// InClusterConfig builds the in-cluster config; defaults to
+	// rest.InClusterConfig.
+	InClusterConfig func() (*rest.Config, error)
+}
+
+// Connect builds one client per member. It does not contact the members:
+// building a client only reads kubeconfigs and Secrets, so a down member
+// costs nothing here and is found by Collect or Watch. A member whose
+// client cannot be built gets Err set; the others are unaffected.
+func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) *Set {
+	s := &Set{byName: map[string]*Member{}}
+	for _, m := range cs.Spec.Members {
+		mem := &Member{Name: m.Name}
+		cfg, err := memberConfig(ctx, m, opts)
+		if err == nil {
+			err = mem.build(cfg)
+		}
+		if err != nil {
+			mem.Err = fmt.Errorf("member %q: %w", m.Name, err)
+			mem.Config, mem.Client = nil, nil
+		}
+		s.members = append(s.members, mem)
+		s.byName[m.Name] = mem
+	}
+	return s
+}
+
+// Members returns the members in config order.
+func (s *Set) Members() []*Member { return s.members }
+
+// Member returns the member called name, nil when there is none.
+func (s *Set) Member(name string) *Member { return s.byName[name] }
+
+// NewSet wraps already built members, in the given order. Tests and callers
+// with their own configs use it; members with a Config and no Err get the
+// internal clients Collect and Watch need.
+func NewSet(members ...*Member) (*Set, error) {
+	s := &Set{byName: map[string]*Member{}}
+	for _, m := range members {
+		if _, dup := s.byName[m.Name]; dup {
+			return nil, fmt.Errorf("member %q appears twice", m.Name)
+		}
+		if m.Err == nil {
+			if m.Config == nil {
+				return nil, fmt.Errorf("member %q: neither Config nor Err set", m.Name)
+			}
+			c := m.Client
+			if err := m.build(m.Config); err != nil {
+				return nil, fmt.Errorf("member %q: %w", m.Name, err)
+			}
+			if c != nil {
+				m.Client = c
+			}
+		}
+		s.members = append(s.members, m)
+		s.byName[m.Name] = m
+	}
+	return s, nil
+}
+
+func memberConfig(ctx context.Context, m v1alpha1.Member, opts ConnectOptions) (*rest.Config, error) {
+	k := m.Kubeconfig
+	switch {
+	case k.Path != "":
+		p := k.Path
+		if !filepath.IsAbs(p) && opts.BaseDir != "" {
+			p = filepath.Join(opts.BaseDir, p)
+		}
+		return kubeconfigFile(p, k.Context)
+	case k.SecretRef != nil:
+		if opts.Management == nil {
+			return nil, fmt.Errorf("kubeconfig Secret %s/%s: no management cluster to read it from", k.SecretRef.Namespace, k.SecretRef.Name)
+		}
+		data, err := ReadSecretKey(ctx, opts.Management, *k.SecretRef)
+		if err != nil {
+			return nil, err
+		}
+		return kubeconfigSecret(data, *k.SecretRef)
+	case k.InCluster:
+		f := opts.InClusterConfig
+		if f == nil {
+			f = rest.InClusterConfig
+		}
+		cfg, err := f()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config: %w", err)
+		}
+		return cfg, nil
+	}
+	return nil, errors.New("no kubeconfig configured: set kubeconfig.path, kubeconfig.secretRef or kubeconfig.inCluster")
+}
+
+// build makes the clients. One HTTP client is shared by all of them, so
+// Collect, Watch and apply reuse connections.
+func (m *Member) build(cfg *rest.Config) error {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = UserAgent
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("building HTTP client: %w", err)
+	}
+	return m.buildWith(cfg, hc)
+}
+
+func (m *Member) buildWith(cfg *rest.Config, hc *http.Client) error {
+	var err error
+	if m.typed, err = kubernetes.NewForConfigAndClient(cfg, hc); err != nil {
+		return fmt.Errorf("building client: %w", err)
+	}
+	if m.dynamic, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
+		return fmt.Errorf("building dynamic client: %w", err)
+	}
+	if m.metadata, err = metadata.NewForConfigAndClient(cfg, hc); err != nil {
+		return fmt.Errorf("building metadata client: %w", err)
+	}
+	// The controller-runtime client's REST mapper is lazy: no request is
+	// made until the client is first used.
+	if m.Client, err = client.New(cfg, client.Options{Scheme: Scheme(), HTTPClient: hc}); err != nil {
+		return fmt.Errorf("building client: %w", err)
+	}
+	m.Config = cfg
+	return nil
+}

@@ -1,0 +1,251 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+)
+
+// Resources read from and watched on every member.
+var (
+	serviceExportsGVR    = schema.GroupVersionResource{Group: mcsv1alpha1.GroupName, Version: "v1alpha1", Resource: "serviceexports"}
+	clusterPropertiesGVR = schema.GroupVersionResource{Group: "about.k8s.io", Version: "v1alpha1", Resource: "clusterproperties"}
+	servicesGVR          = corev1.SchemeGroupVersion.WithResource("services")
+	endpointSlicesGVR    = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
+	namespacesGVR        = corev1.SchemeGroupVersion.WithResource("namespaces")
+)
+
+// Labels that mark objects mcs-gitops applied itself; they are never read
+// back as a member's own state.
+const (
+	labelManagedBy      = "app.kubernetes.io/managed-by"
+	managedByValue      = "mcs-gitops"
+	sliceManagedByValue = "mcs-gitops.io"
+)
+
+// namespaceParallelism bounds concurrent per-namespace requests to one member.
+const namespaceParallelism = 8
+
+// maxSelectorValues is how many service names go into one label selector
+// before listing the namespace's slices and filtering locally instead.
+const maxSelectorValues = 50
+
+func managedByUs(l map[string]string) bool {
+	return l[labelManagedBy] == managedByValue || l[discoveryv1.LabelManagedBy] == sliceManagedByValue
+}
+
+// read collects one member's snapshot: ServiceExports, the Services they
+// export, those Services' EndpointSlices, Namespaces and the cluster ID
+// ClusterProperty. Objects look exactly as snapshot.Parse would decode them
+// from `kubectl get -o yaml` (apiVersion and kind set, managedFields left
+// out), sorted the same way.
+func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
+	s := &snapshot.Snapshot{Member: m.Name}
+	var err error
+	if s.ServiceExports, err = m.readExports(ctx); err != nil {
+		return nil, err
+	}
+	if s.Namespaces, err = m.readNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	exported := map[string][]string{}
+	for _, se := range s.ServiceExports {
+		exported[se.Namespace] = append(exported[se.Namespace], se.Name)
+	}
+	if s.Services, err = m.readServices(ctx, exported); err != nil {
+		return nil, err
+	}
+	withService := map[string][]string{}
+	for _, svc := range s.Services {
+		withService[svc.Namespace] = append(withService[svc.Namespace], svc.Name)
+	}
+	if s.EndpointSlices, err = m.readSlices(ctx, withService); err != nil {
+		return nil, err
+	}
+	if s.ClusterID, err = m.readClusterID(ctx); err != nil {
+		return nil, err
+	}
+	sortSnapshot(s)
+	return s, nil
+}
+
+func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, error) {
+	list, err := m.dynamic.Resource(serviceExportsGVR).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("listing ServiceExports (%s): %w", serviceExportsGVR.GroupVersion(), errCRDMissing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing ServiceExports: %w", err)
+	}
+	var out []mcsv1alpha1.ServiceExport
+	for _, u := range list.Items {
+		u.SetManagedFields(nil)
+		u.SetAPIVersion(mcsv1alpha1.GroupVersion.String())
+		u.SetKind("ServiceExport")
+		js, err := u.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("ServiceExport %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		// Decoding through Parse applies exactly the checks a committed
+		// inputs/<member>.yaml gets, so what is collected can always be
+		// loaded again. The apiserver's CRD validation is looser than that
+		// (a name with dots, say): such an export is left out and logged.
+		one, err := snapshot.Parse(m.Name, "ServiceExport", js)
+		if err != nil {
+			slog.Warn("ignoring a ServiceExport that cannot be exported", "member", m.Name,
+				"serviceExport", u.GetNamespace()+"/"+u.GetName(), "error", err)
+			continue
+		}
+		out = append(out, one.ServiceExports...)
+	}
+	return out, nil
+}
+
+func (m *Member) readNamespaces(ctx context.Context) ([]corev1.Namespace, error) {
+	list, err := m.typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Namespaces: %w", err)
+	}
+	for i := range list.Items {
+		list.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}
+		list.Items[i].ManagedFields = nil
+	}
+	return list.Items, nil
+}
+
+// readServices reads only exported Services: one Get for a namespace with
+// a single export, one namespace list filtered locally otherwise.
+func (m *Member) readServices(ctx context.Context, exported map[string][]string) ([]corev1.Service, error) {
+	return perNamespace(ctx, exported, func(ctx context.Context, ns string, names []string) ([]corev1.Service, error) {
+		var items []corev1.Service
+		if len(names) == 1 {
+			svc, err := m.typed.CoreV1().Services(ns).Get(ctx, names[0], metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading Service %s/%s: %w", ns, names[0], err)
+			}
+			items = []corev1.Service{*svc}
+		} else {
+			list, err := m.typed.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("listing Services in %s: %w", ns, err)
+			}
+			for _, svc := range list.Items {
+				if slices.Contains(names, svc.Name) {
+					items = append(items, svc)
+				}
+			}
+		}
+		for i := range items {
+			items[i].TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
+			items[i].ManagedFields = nil
+		}
+		return items, nil
+	})
+}
+
+// readSlices reads the EndpointSlices of the exported Services by their
+// kubernetes.io/service-name label, leaving out slices mcs-gitops applied.
+func (m *Member) readSlices(ctx context.Context, services map[string][]string) ([]discoveryv1.EndpointSlice, error) {
+	return perNamespace(ctx, services, func(ctx context.Context, ns string, names []string) ([]discoveryv1.EndpointSlice, error) {
+		op, values := selection.In, names
+		if len(names) > maxSelectorValues {
+			op, values = selection.Exists, nil
+		}
+		req, err := labels.NewRequirement(discoveryv1.LabelServiceName, op, values)
+		if err != nil {
+			return nil, fmt.Errorf("EndpointSlice selector in %s: %w", ns, err)
+		}
+		list, err := m.typed.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
+			LabelSelector: labels.NewSelector().Add(*req).String(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing EndpointSlices in %s: %w", ns, err)
+		}
+		var items []discoveryv1.EndpointSlice
+		for _, sl := range list.Items {
+			if managedByUs(sl.Labels) || !slices.Contains(names, sl.Labels[discoveryv1.LabelServiceName]) {
+				continue
+			}
+			sl.TypeMeta = metav1.TypeMeta{APIVersion: discoveryv1.SchemeGroupVersion.String(), Kind: "EndpointSlice"}
+			sl.ManagedFields = nil
+			items = append(items, sl)
+		}
+		return items, nil
+	})
+}
+
+// readClusterID returns the value of the cluster.clusterset.k8s.io
+// ClusterProperty; empty when the CRD or the object does not exist.
+func (m *Member) readClusterID(ctx context.Context) (string, error) {
+	u, err := m.dynamic.Resource(clusterPropertiesGVR).Get(ctx, snapshot.ClusterIDProperty, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading ClusterProperty %s: %w", snapshot.ClusterIDProperty, err)
+	}
+	v, _, _ := unstructured.NestedString(u.Object, "spec", "value")
+	if v == "" {
+		slog.Warn("ClusterProperty has an empty spec.value; using the member name as cluster ID",
+			"member", m.Name, "clusterProperty", snapshot.ClusterIDProperty)
+	}
+	return v, nil
+}
+
+// perNamespace runs read for every namespace, a few at a time, and
+// concatenates the results.
+func perNamespace[T any](ctx context.Context, byNS map[string][]string, read func(context.Context, string, []string) ([]T, error)) ([]T, error) {
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	results := make([][]T, len(namespaces))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(namespaceParallelism)
+	for i, ns := range namespaces {
+		g.Go(func() error {
+			var err error
+			results[i], err = read(gctx, ns, byNS[ns])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(results...), nil
+}
+
+func sortSnapshot(s *snapshot.Snapshot) {
+	slices.SortFunc(s.Namespaces, func(a, b corev1.Namespace) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.ServiceExports, func(a, b mcsv1alpha1.ServiceExport) int { return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name) })
+	slices.SortFunc(s.Services, func(a, b corev1.Service) int { return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name) })
+	slices.SortFunc(s.EndpointSlices, func(a, b discoveryv1.EndpointSlice) int {
+		return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name)
+	})
+}
+
+func cmpKey(ans, an, bns, bn string) int {
+	if c := strings.Compare(ans, bns); c != 0 {
+		return c
+	}
+	return strings.Compare(an, bn)
+}
