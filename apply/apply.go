@@ -1,0 +1,252 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// Applier gets one member's rendered objects into that member cluster.
+type Applier struct {
+	// Client reaches the member cluster. Its RESTMapper must know the MCS
+	// CRDs (a client from client.New discovers them).
+	Client     client.Client
+	Member     string
+	ClusterSet string
+	// Log receives the per-member change set; nil means slog.Default().
+	Log *slog.Logger
+	// Now stamps condition transitions; nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns an Applier for one member of a ClusterSet.
+func New(c client.Client, clusterSet, member string, log *slog.Logger) *Applier {
+	return &Applier{Client: c, ClusterSet: clusterSet, Member: member, Log: log}
+}
+
+// Result is what one Apply did, objects named "Kind/namespace/name".
+type Result struct {
+	Member     string
+	Created    []string
+	Configured []string
+	Unchanged  []string
+	Deleted    []string
+	// Skipped are objects left alone on purpose: a Namespace that already
+	// exists, or an object the apply stage was told to skip.
+	Skipped []string
+	// Collisions are rendered objects whose name a user's object (one
+	// without this applier's owner labels) already has; they are not
+	// applied, and the user's object is untouched.
+	Collisions []string
+	// StatusWritten lists the status and spec.ips writes that changed
+	// something, as "Kind/namespace/name status" or "... spec.ips".
+	StatusWritten []string
+	Err           error
+}
+
+// ifNotPresent marks rendered Namespaces: created when missing, never
+// patched when they exist.
+const ifNotPresentAnnotation = "mcs-gitops.io/ssa"
+
+func (a *Applier) log() *slog.Logger {
+	l := a.Log
+	if l == nil {
+		l = slog.Default()
+	}
+	return l.With("member", a.Member)
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// Apply makes the member hold exactly the given rendered objects among
+// those this applier owns: a collision check (a user's object with a
+// rendered name is reported and skipped, never overwritten), Flux ssa
+// ApplyAllStaged with field manager "mcs-gitops" and the owner labels,
+// prune of owned objects no longer rendered (never a Namespace), then
+// status write-back: ServiceImport status.clusters as rendered, spec.ips
+// from the derived Service's cluster IPs, and the ServiceExport conditions
+// of this member's exports from report (nil report: no export status).
+//
+// The caller's objects are not modified. The returned error is also in
+// Result.Err; the Result lists what was done before it happened.
+func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, report *render.Report) (*Result, error) {
+	res := &Result{Member: a.Member}
+	fail := func(err error) (*Result, error) {
+		res.Err = fmt.Errorf("member %q: %w", a.Member, err)
+		a.logResult(res)
+		return res, res.Err
+	}
+	if a.Client == nil {
+		return fail(errors.New("no client"))
+	}
+	if a.Member == "" || a.ClusterSet == "" {
+		return fail(errors.New("applier needs Member and ClusterSet"))
+	}
+
+	desired, err := a.prepare(objects)
+	if err != nil {
+		return fail(err)
+	}
+	toApply, err := a.checkCollisions(ctx, desired, res)
+	if err != nil {
+		return fail(err)
+	}
+	if err := a.applyStaged(ctx, toApply, res); err != nil {
+		return fail(err)
+	}
+
+	// Prune and status are independent: one failing does not stop the other.
+	var errs []error
+	if err := a.prune(ctx, desired, res); err != nil {
+		errs = append(errs, err)
+	}
+	applied := map[objKey]bool{}
+	for _, d := range toApply {
+		applied[keyOf(d.obj)] = true
+	}
+	if err := a.writeBack(ctx, desired, applied, report, res); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
+	}
+	a.logResult(res)
+	return res, nil
+}
+
+// desiredObject is one rendered object ready to apply: a copy carrying the
+// owner labels, with the status it was rendered with taken out (a normal
+// apply drops status; it goes through the status subresource).
+type desiredObject struct {
+	obj    *unstructured.Unstructured
+	status map[string]any
+}
+
+func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject, error) {
+	owner := a.ownerLabels()
+	seen := map[objKey]bool{}
+	out := make([]desiredObject, 0, len(objects))
+	for i, o := range objects {
+		if o == nil {
+			return nil, fmt.Errorf("object %d is nil", i)
+		}
+		if err := checkKind(o.GetAPIVersion(), o.GetKind(), o.GetNamespace()); err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(o), err)
+		}
+		// A JSON round trip rather than DeepCopy, which panics on the
+		// non-JSON number types hand-built maps may contain.
+		data, err := o.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%s: encoding: %w", describe(o), err)
+		}
+		cp := &unstructured.Unstructured{}
+		if err := cp.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("%s: decoding: %w", describe(o), err)
+		}
+		k := keyOf(cp)
+		if seen[k] {
+			return nil, fmt.Errorf("%s appears twice", describe(cp))
+		}
+		seen[k] = true
+		d := desiredObject{obj: cp}
+		if st, ok := cp.Object["status"].(map[string]any); ok {
+			d.status = st
+		}
+		delete(cp.Object, "status")
+		setOwnerLabels(cp, owner)
+		if k.GroupKind == namespaceGK {
+			ann := cp.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[ifNotPresentAnnotation] = "IfNotPresent"
+			cp.SetAnnotations(ann)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res *Result) error {
+	if len(toApply) == 0 {
+		return nil
+	}
+	// ApplyAll sorts the slice it is given in place: hand it its own.
+	objs := make([]*unstructured.Unstructured, len(toApply))
+	for i, d := range toApply {
+		objs[i] = d.obj
+	}
+	objs = slices.Clip(objs)
+
+	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
+	rm := ssa.NewResourceManager(a.Client, poller, ssa.Owner{Field: FieldManager, Group: "mcs-gitops.io"})
+	opts := ssa.DefaultApplyOptions()
+	opts.IfNotPresentSelector = map[string]string{ifNotPresentAnnotation: "IfNotPresent"}
+	opts.WaitTimeout = 30 * time.Second
+	opts.WaitInterval = 200 * time.Millisecond
+
+	cs, err := rm.ApplyAllStaged(ctx, objs, opts)
+	if cs != nil {
+		for _, e := range cs.Entries {
+			id := e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Name
+			if e.ObjMetadata.Namespace != "" {
+				id = e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Namespace + "/" + e.ObjMetadata.Name
+			}
+			switch e.Action {
+			case ssa.CreatedAction:
+				res.Created = append(res.Created, id)
+			case ssa.ConfiguredAction:
+				res.Configured = append(res.Configured, id)
+			case ssa.UnchangedAction:
+				res.Unchanged = append(res.Unchanged, id)
+			case ssa.SkippedAction:
+				res.Skipped = append(res.Skipped, id)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("server-side apply: %w", err)
+	}
+	return nil
+}
+
+func (a *Applier) logResult(res *Result) {
+	l := a.log()
+	for _, c := range res.Collisions {
+		l.Warn("collision: a user's object has a rendered name; not applied", "object", c)
+	}
+	attrs := []any{
+		"created", len(res.Created), "configured", len(res.Configured),
+		"unchanged", len(res.Unchanged), "deleted", len(res.Deleted),
+		"skipped", len(res.Skipped), "collisions", len(res.Collisions),
+		"status", len(res.StatusWritten),
+	}
+	if res.Err != nil {
+		l.Error("apply failed", append(attrs, "error", res.Err)...)
+		return
+	}
+	l.Info("applied", attrs...)
+	for _, list := range []struct {
+		action string
+		ids    []string
+	}{{"created", res.Created}, {"configured", res.Configured}, {"deleted", res.Deleted}, {"status", res.StatusWritten}} {
+		for _, id := range list.ids {
+			l.Debug(list.action, "object", id)
+		}
+	}
+}

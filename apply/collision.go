@@ -1,0 +1,53 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// objKey identifies an object independently of the API version it is
+// served under.
+type objKey struct {
+	schema.GroupKind
+	Namespace, Name string
+}
+
+func keyOf(u *unstructured.Unstructured) objKey {
+	return objKey{GroupKind: u.GroupVersionKind().GroupKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// checkCollisions returns the objects that may be applied. An existing
+// object without this applier's owner labels belongs to someone else (a
+// user, another tool, another ClusterSet or member): it is reported as a
+// collision and skipped, never overwritten. An existing Namespace is simply
+// left alone: rendered Namespaces are created only when missing.
+func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
+	out := make([]desiredObject, 0, len(desired))
+	for _, d := range desired {
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(d.obj.GroupVersionKind())
+		err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), existing)
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, d)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", describe(d.obj), err)
+		}
+		switch {
+		case keyOf(d.obj).GroupKind == namespaceGK:
+			res.Skipped = append(res.Skipped, describe(d.obj))
+		case a.owns(existing.GetLabels()):
+			out = append(out, d)
+		default:
+			res.Collisions = append(res.Collisions, describe(d.obj))
+		}
+	}
+	return out, nil
+}

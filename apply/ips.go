@@ -1,0 +1,83 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+
+// writeImportIPs sets ServiceImport spec.ips to the cluster IPs the member
+// allocated to the derived Service, under its own field manager: the
+// rendered manifest never says spec.ips, so the next apply by "mcs-gitops"
+// neither conflicts with nor reverts it, and ssa sees no drift. A Headless
+// import (or one whose derived Service is not ours) has no ips; ips this
+// manager set before are then released.
+func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructured, applied map[objKey]bool, res *Result) error {
+	id := describe(si)
+	var want []string
+	typ, _, _ := unstructured.NestedString(si.Object, "spec", "type")
+	derived := si.GetAnnotations()[render.DerivedServiceAnnotation]
+	if typ == "ClusterSetIP" && derived != "" &&
+		applied[objKey{GroupKind: serviceGVK.GroupKind(), Namespace: si.GetNamespace(), Name: derived}] {
+		svc := &unstructured.Unstructured{}
+		svc.SetGroupVersionKind(serviceGVK)
+		err := a.Client.Get(ctx, client.ObjectKey{Namespace: si.GetNamespace(), Name: derived}, svc)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("spec.ips of %s: reading derived Service %s: %w", id, derived, err)
+		}
+		ips, _, _ := unstructured.NestedStringSlice(svc.Object, "spec", "clusterIPs")
+		for _, ip := range ips {
+			if ip != "" && ip != "None" {
+				want = append(want, ip)
+			}
+		}
+	}
+
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(si.GroupVersionKind())
+	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(si), live); err != nil {
+		return fmt.Errorf("spec.ips of %s: %w", id, err)
+	}
+	have, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "ips")
+	owned := managedBy(live, IPsFieldManager)
+	if len(want) == 0 && (len(have) == 0 || !owned) || len(want) > 0 && owned && slices.Equal(want, have) {
+		return nil
+	}
+	u := skeleton(si.GroupVersionKind(), si.GetNamespace(), si.GetName())
+	if len(want) > 0 {
+		u.Object["spec"] = map[string]any{"ips": toAny(want)}
+	}
+	err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(IPsFieldManager), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("spec.ips of %s: %w", id, err)
+	}
+	res.StatusWritten = append(res.StatusWritten, id+" spec.ips")
+	return nil
+}
+
+func managedBy(u *unstructured.Unstructured, manager string) bool {
+	for _, mf := range u.GetManagedFields() {
+		if mf.Manager == manager {
+			return true
+		}
+	}
+	return false
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

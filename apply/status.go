@@ -1,0 +1,182 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+var (
+	serviceImportGK = schema.GroupKind{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}
+	// serviceExportGVK is the version export status is written in; both
+	// served versions share the condition schema.
+	serviceExportGVK = schema.GroupVersionKind{Group: "multicluster.x-k8s.io", Version: "v1alpha1", Kind: "ServiceExport"}
+)
+
+// writeBack does the status write-back after a successful apply, for the
+// ServiceImports that were applied (not collisions) and for this member's
+// ServiceExports in report. Every write is skipped when the cluster already
+// holds the same values, so an unchanged world changes no resourceVersion.
+func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
+	var errs []error
+	for _, d := range desired {
+		k := keyOf(d.obj)
+		if k.GroupKind != serviceImportGK || !applied[k] {
+			continue
+		}
+		if err := a.writeImportIPs(ctx, d.obj, applied, res); err != nil {
+			errs = append(errs, err)
+		}
+		if err := a.writeImportStatus(ctx, d, res); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if report != nil {
+		for _, s := range report.Services {
+			for _, e := range s.Exports {
+				if e.Member != a.Member {
+					continue
+				}
+				if err := a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, res); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *Applier) applyStatus(ctx context.Context, u *unstructured.Unstructured) error {
+	return a.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(StatusFieldManager), client.ForceOwnership)
+}
+
+// skeleton is an apply configuration naming the object and nothing else.
+func skeleton(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// writeImportStatus sets status.clusters to what was rendered.
+func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, res *Result) error {
+	want, _ := d.status["clusters"].([]any)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(d.obj.GroupVersionKind())
+	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), live); err != nil {
+		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
+	}
+	have, _, _ := unstructured.NestedSlice(live.Object, "status", "clusters")
+	if len(want) == 0 && len(have) == 0 || reflect.DeepEqual(want, have) {
+		return nil
+	}
+	u := skeleton(d.obj.GroupVersionKind(), d.obj.GetNamespace(), d.obj.GetName())
+	if len(want) > 0 {
+		u.Object["status"] = map[string]any{"clusters": want}
+	}
+	if err := a.applyStatus(ctx, u); err != nil {
+		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
+	}
+	res.StatusWritten = append(res.StatusWritten, describe(d.obj)+" status")
+	return nil
+}
+
+// writeExportStatus sets the rendered conditions on one ServiceExport of
+// this member, keeping lastTransitionTime for a condition whose status did
+// not change. An export deleted since the snapshot has nothing to update.
+func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds []render.Condition, res *Result) error {
+	id := "ServiceExport/" + ns + "/" + name
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(serviceExportGVK)
+	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.log().Debug("export gone since the snapshot; no status to write", "object", id)
+			return nil
+		}
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	var have []metav1.Condition
+	if raw, ok, _ := unstructured.NestedSlice(live.Object, "status", "conditions"); ok {
+		if err := fromUnstructured(raw, &have); err != nil {
+			return fmt.Errorf("status of %s: reading conditions: %w", id, err)
+		}
+	}
+	want := exportConditions(conds, have, live.GetGeneration(), metav1.NewTime(a.now().UTC().Truncate(1e9)))
+	if conditionsPresent(want, have) {
+		return nil
+	}
+	list, err := toUnstructured(want)
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	u := skeleton(serviceExportGVK, ns, name)
+	u.Object["status"] = map[string]any{"conditions": list}
+	if err := a.applyStatus(ctx, u); err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	res.StatusWritten = append(res.StatusWritten, id+" status")
+	return nil
+}
+
+// exportConditions turns rendered conditions into API conditions. A
+// condition whose status is unchanged keeps its lastTransitionTime.
+func exportConditions(conds []render.Condition, have []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(conds))
+	for _, c := range conds {
+		mc := metav1.Condition{
+			Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+			ObservedGeneration: generation, LastTransitionTime: now,
+		}
+		for _, h := range have {
+			if h.Type == c.Type && h.Status == mc.Status && !h.LastTransitionTime.IsZero() {
+				mc.LastTransitionTime = h.LastTransitionTime
+			}
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
+// conditionsPresent reports whether every wanted condition is in have
+// exactly (transition times compared to the second, as the API stores them).
+func conditionsPresent(want, have []metav1.Condition) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h.Type == w.Type && h.Status == w.Status && h.Reason == w.Reason && h.Message == w.Message &&
+				h.ObservedGeneration == w.ObservedGeneration && h.LastTransitionTime.Unix() == w.LastTransitionTime.Unix() {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func fromUnstructured(in any, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
+func toUnstructured(in any) ([]any, error) {
+	var out []any
+	return out, fromUnstructured(in, &out)
+}
