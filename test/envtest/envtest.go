@@ -75,6 +75,8 @@ type Cluster struct {
 	// Client uses Scheme(), so typed core, discovery, apiextensions and MCS
 	// objects and unstructured objects all work.
 	Client client.Client
+
+	env *crenvtest.Environment
 }
 
 // Scheme returns a new scheme with every type the tests read or write:
@@ -222,7 +224,7 @@ func Start(t testing.TB, n int) []*Cluster {
 				m.err = fmt.Errorf("cluster %q: %w", name, err)
 				return
 			}
-			m.cluster = &Cluster{Name: name, Config: cfg, Client: c}
+			m.cluster = &Cluster{Name: name, Config: cfg, Client: c, env: m.env}
 		})
 	}
 	wg.Wait()

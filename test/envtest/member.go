@@ -1,0 +1,34 @@
+package envtest
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// WriteKubeconfig writes a kubeconfig for the cluster to path, with one
+// context named after the cluster, as a member's kubeconfig file would be.
+// The file holds the test apiserver's throwaway client certificate.
+func (c *Cluster) WriteKubeconfig(path string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[c.Name] = &clientcmdapi.Cluster{Server: c.Config.Host, CertificateAuthorityData: c.Config.CAData}
+	cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: c.Config.CertData, ClientKeyData: c.Config.KeyData, Token: c.Config.BearerToken,
+	}
+	cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name}
+	cfg.CurrentContext = c.Name
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("cluster %q: write kubeconfig: %w", c.Name, err)
+	}
+	return nil
+}
+
+// StopAPIServer stops the cluster's kube-apiserver, leaving etcd running,
+// to play a member that has gone down. It cannot be started again.
+func (c *Cluster) StopAPIServer() error {
+	if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
+		return fmt.Errorf("cluster %q: stop apiserver: %w", c.Name, err)
+	}
+	return nil
+}
