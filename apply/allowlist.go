@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
-	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // allowed are the kinds a member directory may hold, by group and kind
@@ -18,12 +18,12 @@ import (
 // applied: a commit cannot create a ClusterRole just because someone put
 // one under clusters/<member>/.
 var allowed = map[schema.GroupKind]bool{
-	{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}:   true,
-	{Group: "", Kind: "Service"}:                              true,
-	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:        true,
-	{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}:   true,
-	{Group: "gateway.networking.k8s.io", Kind: "TCPRoute"}:    true,
-	namespaceGK:                                               true, // create only, never pruned
+	{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}: true,
+	{Group: "", Kind: "Service"}:                            true,
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:      true,
+	{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}: true,
+	{Group: "gateway.networking.k8s.io", Kind: "TCPRoute"}:  true,
+	namespaceGK: true, // create only, never pruned
 }
 
 var namespaceGK = schema.GroupKind{Group: "", Kind: "Namespace"}
