@@ -1,0 +1,132 @@
+package gitsync
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// MessageInput is what a commit message is made from.
+type MessageInput struct {
+	// Prev is the report of the HEAD commit (nil or empty for the first
+	// commit), Next the report being committed.
+	Prev, Next *render.Report
+	// Changes are the paths the commit changes (relative to the repository
+	// sub-path), e.g. from Repo.Changes; used for "changed" imports and
+	// when the reports alone do not say what happened.
+	Changes *Changes
+	// Health holds one-line member health events, e.g. "cluster-2
+	// unreachable since 2026-11-22T10:00:00Z; keeping its exports".
+	Health []string
+	// Trailers end the message, e.g. {"Snapshot-Digest", "sha256:..."}.
+	Trailers [][2]string
+}
+
+// maxSubject is the longest subject Message writes.
+const maxSubject = 72
+
+// Message writes a commit message a reviewer can act on: a subject that
+// names what happened ("import httpbin/httpbin into cluster-2; conflict
+// on web/api", "+N more" when it does not fit), a body listing per member
+// the imports added, removed and changed, export, conflict and endpoint
+// count changes and health events, then the trailers.
+func Message(in MessageInput) string {
+	d := diffReports(in.Prev, in.Next, in.Changes)
+	events := d.events()
+	for _, h := range in.Health {
+		events = append(events, healthEvent(h))
+	}
+	if len(events) == 0 {
+		events = fallbackEvents(in.Changes)
+	}
+	var b strings.Builder
+	b.WriteString(subject(events))
+	b.WriteString("\n")
+	if body := d.body(in.Health); body != "" {
+		b.WriteString("\n")
+		b.WriteString(body)
+	}
+	if len(in.Trailers) > 0 {
+		b.WriteString("\n")
+		for _, t := range in.Trailers {
+			fmt.Fprintf(&b, "%s: %s\n", t[0], oneLine(t[1]))
+		}
+	}
+	return b.String()
+}
+
+// subject joins events with "; " while they fit, then says how many more.
+func subject(events []string) string {
+	if len(events) == 0 {
+		return "update the rendered tree"
+	}
+	s := clip(events[0], maxSubject)
+	for i := 1; i < len(events); i++ {
+		more := ""
+		if rest := len(events) - i - 1; rest > 0 {
+			more = fmt.Sprintf("; +%d more", rest)
+		}
+		if len(s)+2+len(events[i])+len(more) > maxSubject {
+			return s + fmt.Sprintf("; +%d more", len(events)-i)
+		}
+		s += "; " + events[i]
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.TrimRight(s[:n-3], " ,;") + "..."
+}
+
+// healthEvent shortens a health line for the subject: up to the first ";".
+func healthEvent(h string) string {
+	e, _, _ := strings.Cut(oneLine(h), ";")
+	return strings.TrimSpace(e)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// fallbackEvents describe a change the reports do not show: new inputs
+// that render the same, the config, or plain file counts.
+func fallbackEvents(c *Changes) []string {
+	if c == nil || c.Empty() {
+		return nil
+	}
+	var inputs []string
+	config := false
+	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
+		if m, ok := strings.CutPrefix(p, "inputs/"); ok {
+			inputs = append(inputs, strings.TrimSuffix(m, ".yaml"))
+		}
+		if p == "clusterset.yaml" {
+			config = true
+		}
+	}
+	var ev []string
+	if config {
+		ev = append(ev, "update clusterset.yaml")
+	}
+	if len(inputs) > 0 {
+		sort.Strings(inputs)
+		ev = append(ev, "update snapshot of "+list(inputs))
+	}
+	if len(ev) == 0 {
+		ev = append(ev, fmt.Sprintf("update rendered tree (%d files)", len(c.Written)+len(c.Removed)))
+	}
+	return ev
+}
+
+// list names up to three items, then counts.
+func list(items []string) string {
+	if len(items) <= 3 {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:2], ", "), len(items)-2)
+}

@@ -1,0 +1,311 @@
+package gitsync
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// svcDiff is how one service changed between two reports.
+type svcDiff struct {
+	key                       string // namespace/name
+	prev, next                *render.ServiceReport
+	importsAdded, importsGone []string
+	exportsAdded, exportsGone []string
+	newlyInvalid              []string // "member (Reason)"
+	conflictNew, conflictGone bool
+	endpoints                 []string // "member a -> b"
+	changedIn                 []string // importers with files changed
+}
+
+type reportDiff struct {
+	services []*svcDiff
+}
+
+func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
+	idx := func(r *render.Report) map[string]*render.ServiceReport {
+		m := map[string]*render.ServiceReport{}
+		if r != nil {
+			for i := range r.Services {
+				s := &r.Services[i]
+				m[s.Namespace+"/"+s.Name] = s
+			}
+		}
+		return m
+	}
+	p, n := idx(prev), idx(next)
+	keys := map[string]bool{}
+	for k := range p {
+		keys[k] = true
+	}
+	for k := range n {
+		keys[k] = true
+	}
+	touched := touchedImports(c)
+	d := &reportDiff{}
+	for _, k := range sortedKeys(keys) {
+		s := &svcDiff{key: k, prev: p[k], next: n[k]}
+		s.importsAdded, s.importsGone = setDiff(importers(s.prev), importers(s.next))
+		s.exportsAdded, s.exportsGone = setDiff(exporters(s.prev), exporters(s.next))
+		wasInvalid := invalid(s.prev)
+		for _, e := range exportsOf(s.next) {
+			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
+				if _, was := wasInvalid[e.Member]; !was {
+					s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, c.Reason))
+				}
+			}
+		}
+		pc, nc := conflicted(s.prev), conflicted(s.next)
+		s.conflictNew, s.conflictGone = nc && !pc, pc && !nc
+		s.endpoints = endpointChanges(s.prev, s.next)
+		added := toSet(s.importsAdded)
+		for _, m := range importers(s.next) {
+			if touched[m+"/"+k] && !added[m] {
+				s.changedIn = append(s.changedIn, m)
+			}
+		}
+		d.services = append(d.services, s)
+	}
+	return d
+}
+
+// events lists what happened, most important first, for the subject.
+func (d *reportDiff) events() []string {
+	var imports, removes, conflicts, invalids, exports, endpoints []string
+	for _, s := range d.services {
+		if len(s.importsAdded) > 0 {
+			imports = append(imports, fmt.Sprintf("import %s into %s", s.key, list(s.importsAdded)))
+		}
+		if len(s.importsGone) > 0 {
+			removes = append(removes, fmt.Sprintf("remove %s from %s", s.key, list(s.importsGone)))
+		}
+		if s.conflictNew {
+			conflicts = append(conflicts, "conflict on "+s.key)
+		}
+		if s.conflictGone {
+			conflicts = append(conflicts, "conflict resolved on "+s.key)
+		}
+		if len(s.newlyInvalid) > 0 {
+			invalids = append(invalids, fmt.Sprintf("%s invalid in %s", s.key, list(s.newlyInvalid)))
+		}
+		if len(s.importsAdded) == 0 && len(s.importsGone) == 0 {
+			if len(s.exportsAdded) > 0 {
+				exports = append(exports, fmt.Sprintf("export %s from %s", s.key, list(s.exportsAdded)))
+			}
+			if len(s.exportsGone) > 0 {
+				exports = append(exports, fmt.Sprintf("unexport %s from %s", s.key, list(s.exportsGone)))
+			}
+			if len(s.endpoints) > 0 && len(s.exportsAdded) == 0 && len(s.exportsGone) == 0 {
+				endpoints = append(endpoints, "endpoints of "+s.key)
+			}
+		}
+	}
+	var out []string
+	for _, g := range [][]string{imports, removes, conflicts, invalids, exports, endpoints} {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// body is the per-member and per-topic listing; empty when nothing in
+// the reports changed and there is no health event.
+func (d *reportDiff) body(health []string) string {
+	type memberLines struct{ add, gone, changed []string }
+	members := map[string]*memberLines{}
+	get := func(m string) *memberLines {
+		if members[m] == nil {
+			members[m] = &memberLines{}
+		}
+		return members[m]
+	}
+	var exports, conflicts, endpoints []string
+	for _, s := range d.services {
+		for _, m := range s.importsAdded {
+			get(m).add = append(get(m).add, fmt.Sprintf("+ %s (%s from %s)", s.key, s.next.Type, strings.Join(validExporters(s.next), ", ")))
+		}
+		for _, m := range s.importsGone {
+			get(m).gone = append(get(m).gone, "- "+s.key)
+		}
+		for _, m := range s.changedIn {
+			get(m).changed = append(get(m).changed, "~ "+s.key)
+		}
+		for _, m := range s.exportsAdded {
+			exports = append(exports, fmt.Sprintf("+ %s from %s", s.key, m))
+		}
+		for _, m := range s.exportsGone {
+			exports = append(exports, fmt.Sprintf("- %s from %s", s.key, m))
+		}
+		for _, m := range s.newlyInvalid {
+			exports = append(exports, fmt.Sprintf("! %s from %s invalid", s.key, m))
+		}
+		if s.conflictGone {
+			conflicts = append(conflicts, s.key+": resolved")
+		}
+		if s.conflictNew || (s.next != nil && s.next.Conflicted() && (len(s.exportsAdded) > 0 || len(s.exportsGone) > 0)) {
+			for _, e := range s.next.Exports {
+				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
+					conflicts = append(conflicts, fmt.Sprintf("%s from %s: %s: %s", s.key, e.Member, c.Reason, oneLine(c.Message)))
+				}
+			}
+		}
+		if len(s.endpoints) > 0 {
+			endpoints = append(endpoints, fmt.Sprintf("%s: %s", s.key, strings.Join(s.endpoints, ", ")))
+		}
+	}
+	var b strings.Builder
+	section := func(title string, lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(title + ":\n")
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	names := make([]string, 0, len(members))
+	for m := range members {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		l := members[m]
+		section("Imports in "+m, append(append(l.add, l.gone...), l.changed...))
+	}
+	section("Exports", exports)
+	section("Conflicts", conflicts)
+	section("Ready endpoints", endpoints)
+	var hl []string
+	for _, h := range health {
+		hl = append(hl, oneLine(h))
+	}
+	section("Members", hl)
+	return b.String()
+}
+
+// touchedImports maps "<member>/<ns>/<svc>" for every changed file under
+// clusters/<member>/<ns>/<svc>/.
+func touchedImports(c *Changes) map[string]bool {
+	out := map[string]bool{}
+	if c == nil {
+		return out
+	}
+	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
+		rest, ok := strings.CutPrefix(p, render.ClustersDir+"/")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rest, "/")
+		if len(parts) >= 4 {
+			out[parts[0]+"/"+parts[1]+"/"+parts[2]] = true
+		}
+	}
+	return out
+}
+
+func importers(s *render.ServiceReport) []string {
+	if s == nil {
+		return nil
+	}
+	return s.ImportedBy
+}
+
+func exportsOf(s *render.ServiceReport) []render.ExportReport {
+	if s == nil {
+		return nil
+	}
+	return s.Exports
+}
+
+func exporters(s *render.ServiceReport) []string {
+	var out []string
+	for _, e := range exportsOf(s) {
+		out = append(out, e.Member)
+	}
+	return out
+}
+
+func validExporters(s *render.ServiceReport) []string {
+	var out []string
+	for _, e := range exportsOf(s) {
+		if c, ok := e.Condition("Valid"); !ok || c.Status == "True" {
+			out = append(out, e.Member)
+		}
+	}
+	return out
+}
+
+func invalid(s *render.ServiceReport) map[string]string {
+	out := map[string]string{}
+	for _, e := range exportsOf(s) {
+		if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
+			out[e.Member] = c.Reason
+		}
+	}
+	return out
+}
+
+func conflicted(s *render.ServiceReport) bool { return s != nil && s.Conflicted() }
+
+func endpointChanges(prev, next *render.ServiceReport) []string {
+	get := func(s *render.ServiceReport) map[string]int {
+		if s == nil || s.Endpoints == nil {
+			return map[string]int{}
+		}
+		return s.Endpoints
+	}
+	p, n := get(prev), get(next)
+	keys := map[string]bool{}
+	for k := range p {
+		keys[k] = true
+	}
+	for k := range n {
+		keys[k] = true
+	}
+	var out []string
+	for _, m := range sortedKeys(keys) {
+		if p[m] != n[m] {
+			out = append(out, fmt.Sprintf("%s %d -> %d", m, p[m], n[m]))
+		}
+	}
+	return out
+}
+
+// setDiff returns what b adds to a and what it lacks of a, sorted.
+func setDiff(a, b []string) (added, gone []string) {
+	as, bs := toSet(a), toSet(b)
+	for _, x := range b {
+		if !as[x] {
+			added = append(added, x)
+		}
+	}
+	for _, x := range a {
+		if !bs[x] {
+			gone = append(gone, x)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(gone)
+	return added, gone
+}
+
+func toSet(s []string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,204 @@
+package gitsync
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// headDiff is what files change relative to the HEAD commit, decided by
+// blob hashes; paths are relative to Options.Path.
+type headDiff struct {
+	head    plumbing.Hash
+	changed []string // new or different content, sorted
+	removed []string // in HEAD under the roots, not rendered, sorted
+	hashes  map[string]plumbing.Hash
+}
+
+func (d *headDiff) empty() bool { return len(d.changed) == 0 && len(d.removed) == 0 }
+
+// Changes says what Commit would change relative to the HEAD commit: the
+// rendered files whose blob differs from (or is missing in) HEAD, and the
+// files HEAD holds under roots that were not rendered. Nothing is written;
+// the worktree is not consulted.
+func (r *Repo) Changes(files map[string][]byte, roots []string) (*Changes, error) {
+	head, err := r.Head()
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.diffHead(head, files, roots)
+	if err != nil {
+		return nil, err
+	}
+	return &Changes{Written: d.changed, Removed: d.removed}, nil
+}
+
+func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []string) (*headDiff, error) {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if !underRoots(p, roots) {
+			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	sums := make([]plumbing.Hash, len(paths))
+	_ = forEach(len(paths), func(i int) error {
+		sums[i] = plumbing.ComputeHash(plumbing.BlobObject, files[paths[i]])
+		return nil
+	})
+	d := &headDiff{head: head, hashes: make(map[string]plumbing.Hash, len(paths))}
+	for i, p := range paths {
+		d.hashes[p] = sums[i]
+	}
+
+	have := map[string]plumbing.Hash{}
+	if !head.IsZero() {
+		tree, err := r.commitTree(head)
+		if err != nil {
+			return nil, err
+		}
+		for _, root := range roots {
+			err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash) error {
+				have[name] = h
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("reading %s at %s: %w", root, head, err)
+			}
+		}
+	}
+	for _, p := range paths {
+		if h, ok := have[p]; !ok || h != d.hashes[p] {
+			d.changed = append(d.changed, p)
+		}
+	}
+	for p := range have {
+		if _, ok := d.hashes[p]; !ok {
+			d.removed = append(d.removed, p)
+		}
+	}
+	sort.Strings(d.removed)
+	return d, nil
+}
+
+// Commit makes roots under Dir() hold exactly files (see WriteTree) and
+// commits the result on Branch when any blob differs from the HEAD
+// commit. Only the changed and removed paths are staged; author and
+// committer are Options.Author at Options.Clock(). When nothing changed
+// it returns the current head and changed=false without committing.
+//
+// The decision compares blob hashes of files with the HEAD tree; it never
+// computes the worktree status, which costs a walk of every file.
+func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plumbing.Hash, bool, error) {
+	head, err := r.Head()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if _, err := WriteTree(r.Dir(), files, roots); err != nil {
+		return head, false, fmt.Errorf("writing the rendered tree into %s: %w", r.Dir(), err)
+	}
+	d, err := r.diffHead(head, files, roots)
+	if err != nil {
+		return head, false, err
+	}
+	if d.empty() {
+		return head, false, nil
+	}
+	if err := r.storeBlobs(files, d.changed, d.hashes); err != nil {
+		return head, false, err
+	}
+	tree, err := r.buildTree(head, d)
+	if err != nil {
+		return head, false, fmt.Errorf("building the commit tree: %w", err)
+	}
+	hash, err := r.storeCommit(head, tree, msg)
+	if err != nil {
+		return head, false, err
+	}
+	var old *plumbing.Reference
+	if !head.IsZero() {
+		old = plumbing.NewHashReference(r.branch, head)
+	}
+	if err := r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(r.branch, hash), old); err != nil {
+		return head, false, fmt.Errorf("moving branch %s to %s: %w", r.opts.Branch, hash, err)
+	}
+	if err := r.stage(d); err != nil {
+		return hash, true, fmt.Errorf("committed %s but updating the index failed: %w", hash, err)
+	}
+	r.opts.Log.Info("git commit", "commit", hash.String()[:12], "branch", r.opts.Branch,
+		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(msg))
+	return hash, true, nil
+}
+
+func (r *Repo) storeBlobs(files map[string][]byte, paths []string, hashes map[string]plumbing.Hash) error {
+	s := r.repo.Storer
+	done := map[plumbing.Hash]bool{}
+	for _, p := range paths {
+		h := hashes[p]
+		if done[h] {
+			continue
+		}
+		done[h] = true
+		if s.HasEncodedObject(h) == nil {
+			continue
+		}
+		obj := s.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(files[p]); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		if _, err := s.SetEncodedObject(obj); err != nil {
+			return fmt.Errorf("storing %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func (r *Repo) storeCommit(parent, tree plumbing.Hash, msg string) (plumbing.Hash, error) {
+	if strings.TrimSpace(msg) == "" {
+		msg = "mcs-gitops: update the rendered tree"
+	}
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	sig := object.Signature{Name: sanitizeSig(r.opts.Author.Name), Email: sanitizeSig(r.opts.Author.Email), When: r.opts.Clock()}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	obj := r.repo.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := r.repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("storing the commit: %w", err)
+	}
+	return h, nil
+}
+
+// sanitizeSig drops what git forbids in a name or email.
+func sanitizeSig(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '<' || c == '>' || c == '\n' {
+			return -1
+		}
+		return c
+	}, s)
+}
+
+func subjectOf(msg string) string {
+	s, _, _ := strings.Cut(msg, "\n")
+	return s
+}

@@ -1,0 +1,125 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// ErrPushRejected is returned (wrapped) by Push when the remote branch
+// moved on and the push is not a fast-forward: fetch, reset, re-render
+// and commit again (Publish does).
+var ErrPushRejected = errors.New("push rejected: the remote branch has commits this clone lacks")
+
+// Push sends Branch to origin. A repository without origin (used in
+// place) has nothing to push to and returns nil, as does an empty branch.
+func (r *Repo) Push(ctx context.Context) error {
+	if !r.remote {
+		return nil
+	}
+	head, err := r.Head()
+	if err != nil || head.IsZero() {
+		return err
+	}
+	if tracked, err := r.repo.Storer.Reference(r.trackingRef()); err == nil && tracked.Hash() == head {
+		return nil // the remote had this commit when last seen
+	}
+	spec := config.RefSpec(r.branch.String() + ":" + r.branch.String())
+	err = r.repo.PushContext(ctx, &git.PushOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Auth:       r.opts.Auth,
+	})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case isRejected(err):
+		return fmt.Errorf("pushing %s to %s: %w (%s)", r.opts.Branch, r.redact(r.opts.URL), ErrPushRejected, r.scrubString(err.Error()))
+	default:
+		return r.scrub(fmt.Errorf("pushing %s to %s: %w", r.opts.Branch, r.redact(r.opts.URL), err))
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(r.trackingRef(), head)); err != nil {
+		return fmt.Errorf("recording the pushed commit: %w", err)
+	}
+	r.opts.Log.Info("git push", "commit", head.String()[:12], "branch", r.opts.Branch, "url", r.redact(r.opts.URL))
+	return nil
+}
+
+// isRejected recognizes a non-fast-forward rejection. go-git reports it
+// as a plain error (not git.ErrNonFastForwardUpdate) when it checks
+// locally, and the server's report status when the branch moved between
+// the advertisement and the update.
+func isRejected(err error) bool {
+	if errors.Is(err, git.ErrNonFastForwardUpdate) || errors.Is(err, git.ErrForceNeeded) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"non-fast-forward", "fetch first", "failed to update ref", "cannot lock ref", "stale info", "[rejected]"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Repo) trackingRef() plumbing.ReferenceName {
+	return plumbing.NewRemoteReferenceName(remoteName, r.opts.Branch)
+}
+
+// ResetToRemote fetches Branch from origin and hard-resets the worktree
+// and Branch to it, discarding local commits that were not pushed. When
+// origin has no Branch yet (or there is no origin) nothing changes.
+func (r *Repo) ResetToRemote(ctx context.Context) error {
+	if !r.remote {
+		return nil
+	}
+	remote, ok, err := r.fetch(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.opts.Log.Debug("git remote has no branch to reset to", "branch", r.opts.Branch)
+		return nil
+	}
+	if head, err := r.Head(); err == nil && head == remote {
+		return nil
+	}
+	if err := r.wt.Reset(&git.ResetOptions{Commit: remote, Mode: git.HardReset}); err != nil {
+		return fmt.Errorf("resetting %s to %s/%s (%s): %w", r.root, remoteName, r.opts.Branch, remote, err)
+	}
+	r.opts.Log.Info("git reset to remote", "commit", remote.String()[:12], "branch", r.opts.Branch)
+	return nil
+}
+
+// fetch updates origin/Branch and returns its commit; ok is false when
+// the remote is empty or lacks Branch.
+func (r *Repo) fetch(ctx context.Context) (plumbing.Hash, bool, error) {
+	spec := config.RefSpec("+" + r.branch.String() + ":" + r.trackingRef().String())
+	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Auth:       r.opts.Auth,
+		Tags:       git.NoTags,
+		Force:      true,
+	})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.As(err, new(git.NoMatchingRefSpecError)):
+		return plumbing.ZeroHash, false, nil
+	default:
+		return plumbing.ZeroHash, false, r.scrub(fmt.Errorf("fetching %s from %s: %w", r.opts.Branch, r.redact(r.opts.URL), err))
+	}
+	ref, err := r.repo.Storer.Reference(r.trackingRef())
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return ref.Hash(), true, nil
+}
