@@ -136,37 +136,44 @@ func binaries() (apiserver, etcd string, err error) {
 	return filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "etcd"), nil
 }
 
-// Start starts n independent control planes concurrently, installs the MCS
-// CRDs into each, and stops them all when t finishes. It fails t (never skips)
-// if any cluster cannot be started.
-func Start(t testing.TB, n int) []*Cluster {
-	t.Helper()
+// Fleet is n running control planes, started together by Launch.
+type Fleet struct {
+	Clusters []*Cluster
+	// Took is how long they took to become ready, together.
+	Took    time.Duration
+	members []*launched
+}
+
+type launched struct {
+	env      *crenvtest.Environment
+	out      *tailBuffer
+	duration time.Duration
+}
+
+// Launch starts n control planes concurrently, each with the MCS CRDs
+// installed and its default ServiceCIDR ready. On failure every process
+// that did start is stopped again and the error carries the tail of the
+// failing apiserver's and etcd's output. Tests use Start; Launch is for
+// programs such as the demo.
+func Launch(n int) (*Fleet, error) {
 	if n < 1 {
-		t.Fatalf("envtest.Start: need at least one cluster, got %d", n)
+		return nil, fmt.Errorf("envtest: need at least one cluster, got %d", n)
 	}
 	apiserverPath, etcdPath, err := binaries()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	startTimeout := defaultStartTimeout
 	if os.Getenv(envStartTimeout) != "" {
 		startTimeout = 0 // envtest parses the variable itself
 	}
 	attach := os.Getenv(envAttachOutput) == "true"
-
-	type member struct {
-		env      *crenvtest.Environment
-		out      *tailBuffer
-		cluster  *Cluster
-		err      error
-		duration time.Duration
-	}
-	members := make([]*member, n)
 	scheme := Scheme()
-	for i := range members {
+	f := &Fleet{Clusters: make([]*Cluster, n), members: make([]*launched, n)}
+	for i := range f.members {
 		crdObjs, err := crds.MCS()
 		if err != nil {
-			t.Fatalf("envtest.Start: %v", err)
+			return nil, fmt.Errorf("envtest: %w", err)
 		}
 		// Each environment gets its own CRD objects: InstallCRDs writes
 		// server-assigned fields back into them.
@@ -186,65 +193,81 @@ func Start(t testing.TB, n int) []*Cluster {
 			api.Out, api.Err = out, out
 			env.ControlPlane.Etcd.Out, env.ControlPlane.Etcd.Err = out, out
 		}
-		members[i] = &member{env: env, out: out}
+		f.members[i] = &launched{env: env, out: out}
 	}
 
-	// Registered before anything starts so that a failure half-way through
-	// still stops every process that did come up.
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for i, m := range members {
-			wg.Go(func() {
-				if err := m.env.Stop(); err != nil {
-					t.Errorf("cluster %q: stopping control plane: %v", clusterName(i), err)
-				}
-			})
-		}
-		wg.Wait()
-	})
-
 	begin := time.Now()
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, m := range members {
+	for i, m := range f.members {
 		wg.Go(func() {
 			name := clusterName(i)
 			t0 := time.Now()
 			cfg, err := m.env.Start()
 			m.duration = time.Since(t0)
 			if err != nil {
-				m.err = fmt.Errorf("cluster %q: starting control plane: %w", name, err)
+				errs[i] = fmt.Errorf("cluster %q: starting control plane: %w", name, err)
 				return
 			}
 			c, err := client.New(cfg, client.Options{Scheme: scheme})
 			if err != nil {
-				m.err = fmt.Errorf("cluster %q: creating client: %w", name, err)
+				errs[i] = fmt.Errorf("cluster %q: creating client: %w", name, err)
 				return
 			}
 			if err := waitServiceCIDR(c); err != nil {
-				m.err = fmt.Errorf("cluster %q: %w", name, err)
+				errs[i] = fmt.Errorf("cluster %q: %w", name, err)
 				return
 			}
-			m.cluster = &Cluster{Name: name, Config: cfg, Client: c, env: m.env}
+			f.Clusters[i] = &Cluster{Name: name, Config: cfg, Client: c, env: m.env}
 		})
 	}
 	wg.Wait()
-
-	var failed bool
-	clusters := make([]*Cluster, n)
-	for i, m := range members {
-		if m.err != nil {
-			failed = true
-			t.Errorf("%v\nlast output of its apiserver and etcd:\n%s", m.err, m.out.String())
-			continue
+	f.Took = time.Since(begin)
+	var failed []error
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, fmt.Errorf("%w\nlast output of its apiserver and etcd:\n%s", err, f.members[i].out.String()))
 		}
-		clusters[i] = m.cluster
-		t.Logf("cluster %q: apiserver %s ready in %s", m.cluster.Name, m.cluster.Config.Host, m.duration.Round(time.Millisecond))
 	}
-	if failed {
-		t.FailNow()
+	if len(failed) > 0 {
+		return nil, errors.Join(append(failed, f.Stop())...)
 	}
-	t.Logf("%d control planes ready in %s", n, time.Since(begin).Round(time.Millisecond))
-	return clusters
+	return f, nil
+}
+
+// Stop stops every control plane of the fleet, concurrently.
+func (f *Fleet) Stop() error {
+	errs := make([]error, len(f.members))
+	var wg sync.WaitGroup
+	for i, m := range f.members {
+		wg.Go(func() {
+			if err := m.env.Stop(); err != nil {
+				errs[i] = fmt.Errorf("cluster %q: stopping control plane: %w", clusterName(i), err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Start launches n control planes for a test, stops them when it ends, and
+// fails the test, with the processes' output, when they do not come up.
+func Start(t testing.TB, n int) []*Cluster {
+	t.Helper()
+	f, err := Launch(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	for i, c := range f.Clusters {
+		t.Logf("cluster %q: apiserver %s ready in %s", c.Name, c.Config.Host, f.members[i].duration.Round(time.Millisecond))
+	}
+	t.Logf("%d control planes ready in %s", n, f.Took.Round(time.Millisecond))
+	return f.Clusters
 }
 
 // waitServiceCIDR waits for the apiserver's default ServiceCIDR to be Ready:
