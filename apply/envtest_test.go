@@ -196,7 +196,9 @@ func testSingleExport(h *harness) {
 
 	t0 := h.clock.Now()
 	targets := []*Applier{h.applier(0, s.Config.Metadata.Name, "cluster-a"), h.applier(1, s.Config.Metadata.Name, "cluster-b")}
+	start := time.Now()
 	rs := ApplyAll(ctx, targets, files, report)
+	t.Logf("first ApplyAll: %s", time.Since(start))
 	mustOK(t, rs...)
 	ra, rb := rs[0], rs[1]
 	if len(ra.Created) != 3 || len(ra.Collisions) != 0 {
@@ -272,7 +274,9 @@ func testSingleExport(h *harness) {
 	// resourceVersion, however late it runs.
 	before0, before1 := h.versions(c0), h.versions(c1)
 	h.clock.Set(t0.Add(time.Hour))
+	start = time.Now()
 	rs = ApplyAll(ctx, targets, files, report)
+	t.Logf("second ApplyAll: %s", time.Since(start))
 	mustOK(t, rs...)
 	for _, r := range rs {
 		if len(r.Created)+len(r.Configured)+len(r.Deleted)+len(r.StatusWritten) != 0 {
