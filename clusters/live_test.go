@@ -1,0 +1,377 @@
+package clusters_test
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+func create(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+func ns(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func svc(namespace, name string, headless bool, labels map[string]string) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
+			Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080),
+		}}},
+	}
+	if headless {
+		s.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	return s
+}
+
+func export(namespace, name string) *mcsv1alpha1.ServiceExport {
+	return &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
+func slice(namespace, name, service string, extra map[string]string) *discoveryv1.EndpointSlice {
+	l := map[string]string{discoveryv1.LabelServiceName: service}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: l},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses: []string{"10.1.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			NodeName: ptr.To("node-1"),
+		}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+}
+
+var ours = map[string]string{
+	"app.kubernetes.io/managed-by":           "mcs-gitops",
+	"endpointslice.kubernetes.io/managed-by": "mcs-gitops.io",
+}
+
+// seedCluster1 creates exported and unexported services, the slices of
+// both, a slice mcs-gitops applied, an export without a Service, a
+// namespace with several exports (the list path) and the cluster ID.
+func seedCluster1(t *testing.T, c client.Client) {
+	t.Helper()
+	installClusterPropertyCRD(t, c)
+	cp := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "about.k8s.io/v1alpha1", "kind": "ClusterProperty",
+		"metadata": map[string]any{"name": snapshot.ClusterIDProperty},
+		"spec":     map[string]any{"value": "c1-id"},
+	}}
+	create(t, c, cp,
+		ns("httpbin"), ns("db"), ns("quiet"),
+		svc("httpbin", "httpbin", false, nil), export("httpbin", "httpbin"),
+		slice("httpbin", "httpbin-abc", "httpbin", nil),
+		slice("httpbin", "httpbin-imported", "httpbin", ours),
+		svc("httpbin", "other", false, nil), slice("httpbin", "other-abc", "other", nil),
+		export("httpbin", "ghost"),
+		svc("db", "postgres", true, nil), export("db", "postgres"), slice("db", "postgres-1", "postgres", nil),
+		svc("db", "redis", false, nil), export("db", "redis"), slice("db", "redis-1", "redis", nil),
+		svc("db", "unexported", false, nil), slice("db", "unexported-1", "unexported", nil),
+	)
+}
+
+// kubectlGet is what `kubectl get -o yaml` prints for the named objects:
+// apiVersion and kind set, managedFields hidden.
+func kubectlGet(t *testing.T, c client.Client, objs ...client.Object) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, o := range objs {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+			t.Fatalf("get %s/%s: %v", o.GetNamespace(), o.GetName(), err)
+		}
+		gvks, _, err := envtest.Scheme().ObjectKinds(o)
+		if err == nil && len(gvks) > 0 {
+			o.GetObjectKind().SetGroupVersionKind(gvks[0])
+		}
+		o.SetManagedFields(nil)
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	return buf.Bytes()
+}
+
+func memberSet(t *testing.T, members ...*clusters.Member) *clusters.Set {
+	t.Helper()
+	s, err := clusters.NewSet(members...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func result(t *testing.T, results []clusters.Result, member string) clusters.Result {
+	t.Helper()
+	for _, r := range results {
+		if r.Member == member {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s", member)
+	return clusters.Result{}
+}
+
+func TestLive(t *testing.T) {
+	cs := envtest.Start(t, 3)
+	c1, c2, c3 := cs[0], cs[1], cs[2]
+	seedCluster1(t, c1.Client)
+	create(t, c2.Client, ns("only-in-2"), svc("only-in-2", "web", false, nil), export("only-in-2", "web"))
+	ctx := context.Background()
+
+	t.Run("Collect reads only what is exported, as Parse would", func(t *testing.T) {
+		set := memberSet(t, &clusters.Member{Name: "cluster-1", Config: c1.Config})
+		res := set.Collect(ctx, 10*time.Second)
+		r := result(t, res, "cluster-1")
+		if r.Err != nil {
+			t.Fatalf("Collect: %v (%s)", r.Err, r.Reason)
+		}
+		var nsList corev1.NamespaceList
+		if err := c1.Client.List(ctx, &nsList); err != nil {
+			t.Fatal(err)
+		}
+		var want []client.Object
+		for i := range nsList.Items {
+			want = append(want, &nsList.Items[i])
+		}
+		cp := &unstructured.Unstructured{}
+		cp.SetAPIVersion("about.k8s.io/v1alpha1")
+		cp.SetKind("ClusterProperty")
+		cp.SetName(snapshot.ClusterIDProperty)
+		want = append(want, cp,
+			&mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin"}},
+			&mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "ghost"}},
+			&mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres"}},
+			&mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "redis"}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin"}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres"}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "redis"}},
+			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin-abc"}},
+			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres-1"}},
+			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "redis-1"}},
+		)
+		file := kubectlGet(t, c1.Client, want...)
+		parsed, err := snapshot.Parse("cluster-1", "kubectl-get.yaml", file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(parsed, r.Snapshot) {
+			got, _ := yaml.Marshal(r.Snapshot)
+			exp, _ := yaml.Marshal(parsed)
+			t.Fatalf("collected snapshot differs from Parse of kubectl output\ncollected:\n%s\nparsed:\n%s", got, exp)
+		}
+		if r.Snapshot.ClusterID != "c1-id" || len(r.Snapshot.EndpointSlices) != 3 || len(r.Snapshot.Services) != 3 {
+			t.Errorf("unexpected snapshot: id %q, %d slices, %d services", r.Snapshot.ClusterID, len(r.Snapshot.EndpointSlices), len(r.Snapshot.Services))
+		}
+		// The formatted input is stable: collecting again gives the same bytes.
+		a, err := snapshot.Format(r.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := snapshot.Format(result(t, set.Collect(ctx, 10*time.Second), "cluster-1").Snapshot)
+		if !bytes.Equal(a, b) {
+			t.Error("two collections of an unchanged cluster format differently")
+		}
+	})
+
+	t.Run("a stopped or hung member fails with a reason within the timeout, the others succeed", func(t *testing.T) {
+		p := newProxy(t, strings.Trim(strings.TrimPrefix(c2.Config.Host, "https://"), "/"))
+		p.start()
+		set := memberSet(t,
+			&clusters.Member{Name: "cluster-1", Config: c1.Config},
+			&clusters.Member{Name: "cluster-2", Config: withHost(c2.Config, p.addr)},
+			&clusters.Member{Name: "hung", Config: withHost(c3.Config, blackHole(t))},
+		)
+		const timeout = 2 * time.Second
+		res := set.Collect(ctx, timeout)
+		if r := result(t, res, "cluster-2"); r.Err != nil || len(r.Snapshot.ServiceExports) != 1 {
+			t.Fatalf("cluster-2 through the proxy: %v", r.Err)
+		}
+		p.stop()
+		begin := time.Now()
+		res = set.Collect(ctx, timeout)
+		took := time.Since(begin)
+		if took > timeout+time.Second {
+			t.Errorf("Collect took %s with a %s timeout", took, timeout)
+		}
+		if r := result(t, res, "cluster-1"); r.Err != nil || r.Snapshot == nil {
+			t.Errorf("cluster-1: %v", r.Err)
+		}
+		if r := result(t, res, "cluster-2"); r.Err == nil || r.Reason != clusters.ReasonUnreachable || !strings.Contains(r.Err.Error(), `"cluster-2"`) {
+			t.Errorf("stopped cluster-2: err %v reason %q, want %s naming the member", r.Err, r.Reason, clusters.ReasonUnreachable)
+		}
+		if r := result(t, res, "hung"); r.Err == nil || r.Reason != clusters.ReasonTimeout {
+			t.Errorf("hung member: err %v reason %q, want %s", r.Err, r.Reason, clusters.ReasonTimeout)
+		}
+		names := []string{res[0].Member, res[1].Member, res[2].Member}
+		if !reflect.DeepEqual(names, []string{"cluster-1", "cluster-2", "hung"}) {
+			t.Errorf("results not in config order: %v", names)
+		}
+	})
+
+	t.Run("rejected credentials and missing permissions", func(t *testing.T) {
+		const token = "not-a-real-token-3f9c2a"
+		bad := &rest.Config{Host: c2.Config.Host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: c2.Config.CAData}}
+		nobody := rest.CopyConfig(c2.Config)
+		nobody.Impersonate = rest.ImpersonationConfig{UserName: "nobody"}
+		set := memberSet(t,
+			&clusters.Member{Name: "bad-token", Config: bad},
+			&clusters.Member{Name: "nobody", Config: nobody},
+		)
+		res := set.Collect(ctx, 5*time.Second)
+		if r := result(t, res, "bad-token"); r.Reason != clusters.ReasonUnauthorized || strings.Contains(r.Err.Error(), token) {
+			t.Errorf("bad token: reason %q err %v", r.Reason, r.Err)
+		}
+		if r := result(t, res, "nobody"); r.Reason != clusters.ReasonForbidden {
+			t.Errorf("no permissions: reason %q err %v", r.Reason, r.Err)
+		}
+	})
+
+	t.Run("kubeconfig file with context, relative to BaseDir", func(t *testing.T) {
+		dir := t.TempDir()
+		kc := kubeconfigFor(t, c1.Config, "one")
+		two := kubeconfigFor(t, c2.Config, "two")
+		kc.Clusters["two"], kc.Contexts["two"] = two.Clusters["two"], two.Contexts["two"]
+		// Certificates as files next to the kubeconfig, referenced relatively.
+		writeFile(t, dir+"/kubeconfigs/two.crt", c2.Config.CertData)
+		writeFile(t, dir+"/kubeconfigs/two.key", c2.Config.KeyData)
+		kc.AuthInfos["two"] = clientcmdAuth{ClientCertificate: "two.crt", ClientKey: "two.key"}.info()
+		writeFile(t, dir+"/kubeconfigs/all.yaml", writeKubeconfig(t, kc))
+		cfg := &v1alpha1.ClusterSet{Spec: v1alpha1.ClusterSetSpec{Members: []v1alpha1.Member{
+			{Name: "a", Kubeconfig: v1alpha1.KubeconfigRef{Path: "kubeconfigs/all.yaml"}},
+			{Name: "b", Kubeconfig: v1alpha1.KubeconfigRef{Path: "kubeconfigs/all.yaml", Context: "two"}},
+			{Name: "c", Kubeconfig: v1alpha1.KubeconfigRef{Path: "kubeconfigs/all.yaml", Context: "three"}},
+			{Name: "d", Kubeconfig: v1alpha1.KubeconfigRef{Path: "kubeconfigs/missing.yaml"}},
+			{Name: "e", Kubeconfig: v1alpha1.KubeconfigRef{InCluster: true}},
+			{Name: "f"},
+		}}}
+		set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{
+			BaseDir:         dir,
+			InClusterConfig: func() (*rest.Config, error) { return c3.Config, nil },
+		})
+		if got := len(set.Members()); got != 6 || set.Member("b") == nil || set.Member("zz") != nil {
+			t.Fatalf("Members/Member: %d members", got)
+		}
+		res := set.Collect(ctx, 10*time.Second)
+		if r := result(t, res, "a"); r.Err != nil || r.Snapshot.ClusterID != "c1-id" {
+			t.Errorf("current context: %v", r.Err)
+		}
+		if r := result(t, res, "b"); r.Err != nil || len(r.Snapshot.ServiceExports) != 1 || r.Snapshot.ServiceExports[0].Namespace != "only-in-2" {
+			t.Errorf("context two: %v", r.Err)
+		}
+		if r := result(t, res, "e"); r.Err != nil {
+			t.Errorf("in-cluster: %v", r.Err)
+		}
+		for m, want := range map[string]string{"c": `context "three" does not exist`, "d": "does not exist", "f": "no kubeconfig configured"} {
+			r := result(t, res, m)
+			if r.Reason != clusters.ReasonConfig || r.Err == nil || !strings.Contains(r.Err.Error(), want) {
+				t.Errorf("member %s: reason %q err %v, want Config and %q", m, r.Reason, r.Err, want)
+			}
+			if set.Member(m).Err == nil {
+				t.Errorf("member %s: Member.Err not set", m)
+			}
+		}
+	})
+
+	t.Run("kubeconfig from a Cluster API Secret in the management cluster", func(t *testing.T) {
+		mgmt := c1.Client
+		create(t, mgmt, ns("capi"))
+		good := writeKubeconfig(t, kubeconfigFor(t, c2.Config, "cluster-2-admin@cluster-2"))
+		const secretToken = "sekrit-token-d41d8cd98f"
+		garbage := []byte("apiVersion: v1\nkind: Config\nusers: " + secretToken + "\n")
+		exec := kubeconfigFor(t, c2.Config, "x")
+		exec.AuthInfos["x"] = clientcmdAuth{Exec: true}.info()
+		for name, data := range map[string][]byte{"cluster-2-kubeconfig": good, "garbage-kubeconfig": garbage, "exec-kubeconfig": writeKubeconfig(t, exec)} {
+			create(t, mgmt, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "capi", Name: name}, Data: map[string][]byte{"value": data}})
+		}
+		ref := func(name, key string) v1alpha1.KubeconfigRef {
+			return v1alpha1.KubeconfigRef{SecretRef: &v1alpha1.SecretKeyRef{Namespace: "capi", Name: name, Key: key}}
+		}
+		cfg := &v1alpha1.ClusterSet{Spec: v1alpha1.ClusterSetSpec{Members: []v1alpha1.Member{
+			{Name: "cluster-2", Kubeconfig: ref("cluster-2-kubeconfig", "")},
+			{Name: "garbage", Kubeconfig: ref("garbage-kubeconfig", "value")},
+			{Name: "exec", Kubeconfig: ref("exec-kubeconfig", "value")},
+			{Name: "nokey", Kubeconfig: ref("cluster-2-kubeconfig", "kubeconfig")},
+			{Name: "nosecret", Kubeconfig: ref("absent-kubeconfig", "")},
+		}}}
+		set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{Management: mgmt})
+		res := set.Collect(ctx, 10*time.Second)
+		if r := result(t, res, "cluster-2"); r.Err != nil || len(r.Snapshot.ServiceExports) != 1 {
+			t.Fatalf("cluster-2 from Secret: %v", r.Err)
+		}
+		for m, want := range map[string]string{
+			"garbage":  "not a valid kubeconfig",
+			"exec":     "exec plugin",
+			"nokey":    `has no key "kubeconfig" (keys: value)`,
+			"nosecret": "Secret capi/absent-kubeconfig does not exist",
+		} {
+			r := result(t, res, m)
+			if r.Reason != clusters.ReasonConfig || r.Err == nil || !strings.Contains(r.Err.Error(), want) {
+				t.Errorf("member %s: reason %q err %v, want Config and %q", m, r.Reason, r.Err, want)
+				continue
+			}
+			if strings.Contains(r.Err.Error(), secretToken) || strings.Contains(r.Err.Error(), string(c2.Config.KeyData[40:80])) {
+				t.Errorf("member %s: error leaks a credential: %v", m, r.Err)
+			}
+		}
+		noMgmt := clusters.Connect(ctx, cfg, clusters.ConnectOptions{})
+		if err := noMgmt.Member("cluster-2").Err; err == nil || !strings.Contains(err.Error(), "no management cluster") {
+			t.Errorf("without a management client: %v", err)
+		}
+	})
+
+	t.Run("ServiceExport CRD missing", func(t *testing.T) {
+		cfg := rest.CopyConfig(c3.Config)
+		var crd unstructured.Unstructured
+		crd.SetAPIVersion("apiextensions.k8s.io/v1")
+		crd.SetKind("CustomResourceDefinition")
+		crd.SetName("serviceexports.multicluster.x-k8s.io")
+		if err := c3.Client.Delete(ctx, &crd); err != nil {
+			t.Fatal(err)
+		}
+		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: cfg})
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			r := set.Collect(ctx, 5*time.Second)[0]
+			if r.Reason == clusters.ReasonCRDMissing {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("reason %q err %v, want %s", r.Reason, r.Err, clusters.ReasonCRDMissing)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
