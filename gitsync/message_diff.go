@@ -14,7 +14,8 @@ type svcDiff struct {
 	prev, next                *render.ServiceReport
 	importsAdded, importsGone []string
 	exportsAdded, exportsGone []string
-	newlyInvalid              []string // "member (Reason)"
+	newlyInvalid              []string          // "member (Reason)"
+	invalidNow                map[string]string // member -> reason, newly invalid only
 	conflictNew, conflictGone bool
 	endpoints                 []string // "member a -> b"
 	changedIn                 []string // importers with files changed
@@ -50,13 +51,24 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		s.importsAdded, s.importsGone = setDiff(importers(s.prev), importers(s.next))
 		s.exportsAdded, s.exportsGone = setDiff(exporters(s.prev), exporters(s.next))
 		wasInvalid := invalid(s.prev)
+		s.invalidNow = map[string]string{}
 		for _, e := range exportsOf(s.next) {
 			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
 				if _, was := wasInvalid[e.Member]; !was {
 					s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, c.Reason))
+					s.invalidNow[e.Member] = c.Reason
 				}
 			}
 		}
+		// A new export that is invalid is reported as invalid, not as an
+		// export.
+		valid := s.exportsAdded[:0]
+		for _, m := range s.exportsAdded {
+			if _, bad := s.invalidNow[m]; !bad {
+				valid = append(valid, m)
+			}
+		}
+		s.exportsAdded = valid
 		pc, nc := conflicted(s.prev), conflicted(s.next)
 		s.conflictNew, s.conflictGone = nc && !pc, pc && !nc
 		s.endpoints = endpointChanges(s.prev, s.next)
@@ -137,8 +149,8 @@ func (d *reportDiff) body(health []string) string {
 		for _, m := range s.exportsGone {
 			exports = append(exports, fmt.Sprintf("- %s from %s", s.key, m))
 		}
-		for _, m := range s.newlyInvalid {
-			exports = append(exports, fmt.Sprintf("! %s from %s invalid", s.key, m))
+		for _, m := range sortedKeys(toSet(keysOf(s.invalidNow))) {
+			exports = append(exports, fmt.Sprintf("! %s from %s: invalid, %s", s.key, m, s.invalidNow[m]))
 		}
 		if s.conflictGone {
 			conflicts = append(conflicts, s.key+": resolved")
@@ -307,5 +319,13 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+func keysOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
 	return out
 }

@@ -1,7 +1,7 @@
 package gitsync
 
 import (
-	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -28,22 +28,20 @@ func authSecrets(a transport.AuthMethod) []string {
 }
 
 // redact removes a password from a URL for messages.
+// It works on text, so a URL that does not even parse is redacted too.
 func (r *Repo) redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			raw = u.String()
-		}
-	}
-	return r.scrubString(raw)
+	return r.scrubString(urlPassword.ReplaceAllString(raw, "${1}xxxxx@"))
 }
+
+// urlPassword matches the "user:password@" of scheme://user:password@host.
+var urlPassword = regexp.MustCompile(`(://[^/@:]*:)[^/@]*@`)
 
 func (r *Repo) scrubString(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "xxxxx")
 	}
-	if u, err := url.Parse(r.opts.URL); err == nil && u.User != nil {
-		if p, has := u.User.Password(); has && p != "" {
+	if m := urlPassword.FindStringSubmatch(r.opts.URL); m != nil {
+		if p := strings.TrimSuffix(strings.TrimPrefix(m[0], m[1]), "@"); p != "" {
 			s = strings.ReplaceAll(s, p, "xxxxx")
 		}
 	}

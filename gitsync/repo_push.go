@@ -86,8 +86,18 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 		r.opts.Log.Debug("git remote has no branch to reset to", "branch", r.opts.Branch)
 		return nil
 	}
-	if head, err := r.Head(); err == nil && head == remote {
+	head, err := r.Head()
+	if err != nil {
+		return err
+	}
+	if head == remote {
 		return nil
+	}
+	if head.IsZero() {
+		// go-git's reset needs a HEAD commit to start from.
+		if err := r.repo.Storer.SetReference(plumbing.NewHashReference(r.branch, remote)); err != nil {
+			return err
+		}
 	}
 	if err := r.wt.Reset(&git.ResetOptions{Commit: remote, Mode: git.HardReset}); err != nil {
 		return fmt.Errorf("resetting %s to %s/%s (%s): %w", r.root, remoteName, r.opts.Branch, remote, err)
