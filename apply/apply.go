@@ -195,7 +195,12 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 
 	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
 	rm := ssa.NewResourceManager(a.Client, poller, ssa.Owner{Field: FieldManager, Group: "mcs-gitops.io"})
+	rm.SetConcurrency(requestConcurrency)
 	opts := ssa.DefaultApplyOptions()
+	// Only objects this applier owns (or that do not exist) get here, so
+	// an immutable-field change (a derived Service turning headless)
+	// recreates the object rather than failing every cycle.
+	opts.Force = true
 	opts.IfNotPresentSelector = map[string]string{ifNotPresentAnnotation: "IfNotPresent"}
 	opts.WaitTimeout = 30 * time.Second
 	opts.WaitInterval = 200 * time.Millisecond

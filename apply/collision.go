@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,24 +29,42 @@ func keyOf(u *unstructured.Unstructured) objKey {
 // collision and skipped, never overwritten. An existing Namespace is simply
 // left alone: rendered Namespaces are created only when missing.
 func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
-	out := make([]desiredObject, 0, len(desired))
-	for _, d := range desired {
+	const (
+		apply = iota + 1
+		skip
+		collide
+	)
+	verdict := make([]int, len(desired))
+	errs := forEach(ctx, len(desired), func(ctx context.Context, i int) error {
+		d := desired[i]
 		existing := &metav1.PartialObjectMetadata{}
 		existing.SetGroupVersionKind(d.obj.GroupVersionKind())
 		err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), existing)
 		switch {
 		case apierrors.IsNotFound(err):
-			out = append(out, d)
-			continue
+			verdict[i] = apply
 		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", describe(d.obj), err)
-		}
-		switch {
+			return fmt.Errorf("reading %s: %w", describe(d.obj), err)
 		case keyOf(d.obj).GroupKind == namespaceGK:
-			res.Skipped = append(res.Skipped, describe(d.obj))
+			verdict[i] = skip
 		case a.owns(existing.GetLabels()):
-			out = append(out, d)
+			verdict[i] = apply
 		default:
+			verdict[i] = collide
+		}
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make([]desiredObject, 0, len(desired))
+	for i, d := range desired {
+		switch verdict[i] {
+		case apply:
+			out = append(out, d)
+		case skip:
+			res.Skipped = append(res.Skipped, describe(d.obj))
+		case collide:
 			res.Collisions = append(res.Collisions, describe(d.obj))
 		}
 	}

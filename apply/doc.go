@@ -1,5 +1,30 @@
-// Package apply will own getting what Git holds into the member clusters:
-// kustomize build per member directory, the allow-list of kinds, Flux ssa
-// apply and pruning of what mcs-gitops owns, and status write-back. It is
-// empty until the live-loop work lands; see docs/architecture.md.
+// Package apply owns getting what Git holds into the member clusters.
+//
+// For one member and one commit's files (never the worktree):
+//
+//   - Build (build.go, allowlist.go): kustomize build of clusters/<member>/
+//     from an in-memory filesystem, one build at a time. The member's
+//     kustomization.yaml may only list YAML files of its own directory (no
+//     generators, patches, remote bases or plugins); every YAML file there
+//     and every built object must be an allow-listed kind (ServiceImport,
+//     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute, and Namespace
+//     for create only), or the build fails naming the file and kind.
+//   - Applier.Apply (apply.go): collision check (collision.go: an existing
+//     object without this applier's owner labels is a user's; it is reported
+//     and skipped, never overwritten), Flux ssa ApplyAllStaged with field
+//     manager "mcs-gitops" and the owner labels (labels.go), prune
+//     (prune.go: only objects carrying all three owner labels for this
+//     ClusterSet and member that are no longer rendered; never a Namespace),
+//     then status write-back (status.go, ips.go): ServiceImport
+//     status.clusters and ServiceExport conditions through the status
+//     subresource ("mcs-gitops-status"), ServiceImport spec.ips from the
+//     derived Service's cluster IPs ("mcs-gitops-ips"), each written only
+//     when it differs so an unchanged world changes no resourceVersion.
+//   - ApplyAll (all.go): every member in parallel; one member failing
+//     (build, apply, even a panic) is its own Result.Err.
+//   - ReadReport (report.go): the report back from status/ for write-back.
+//
+// It must not: decide what to render, read or write Git, create or delete
+// a Namespace other than creating a rendered one that is missing, touch an
+// object without its owner labels, or log object contents or credentials.
 package apply

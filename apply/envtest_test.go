@@ -147,6 +147,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("single export", func(t *testing.T) { h.t = t; testSingleExport(h) })
 	t.Run("v1beta1 imports", func(t *testing.T) { h.t = t; testV1beta1(h) })
 	t.Run("headless", func(t *testing.T) { h.t = t; testHeadless(h) })
+	t.Run("turning headless releases spec.ips", func(t *testing.T) { h.t = t; testTurnHeadless(h) })
 	t.Run("namespace is create-only", func(t *testing.T) { h.t = t; testNamespace(h) })
 	t.Run("one bad member does not stop the others", func(t *testing.T) { h.t = t; testBadMember(h) })
 }
@@ -559,4 +560,61 @@ func cleanup(h *harness, targets []*Applier) {
 			h.t.Fatal(err)
 		}
 	}
+}
+
+func testTurnHeadless(h *harness) {
+	t := h.t
+	ctx := t.Context()
+	c0 := h.clusters[0].Client
+	s, files := scenarioFiles(t, "single-export")
+	objs, err := Build(files, "cluster-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := h.applier(0, s.Config.Metadata.Name, "cluster-b")
+	if _, err := a.Apply(ctx, objs, nil); err != nil {
+		t.Fatal(err)
+	}
+	si := h.get(c0, siV1alpha1, "shop", "cart")
+	if ips, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips"); len(ips) == 0 {
+		t.Fatal("no spec.ips before the change")
+	}
+	// The winning export turned headless: the derived Service's clusterIP
+	// (immutable) becomes None and the import Headless.
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Service":
+			if err := unstructured.SetNestedField(o.Object, "None", "spec", "clusterIP"); err != nil {
+				t.Fatal(err)
+			}
+		case "ServiceImport":
+			if err := unstructured.SetNestedField(o.Object, "Headless", "spec", "type"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := a.Apply(ctx, objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("created %v configured %v status %v", r.Created, r.Configured, r.StatusWritten)
+	svc := h.get(c0, serviceGVK, "shop", derivedCart)
+	if ip, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP"); ip != "None" {
+		t.Errorf("derived Service clusterIP %q, want None", ip)
+	}
+	si = h.get(c0, siV1alpha1, "shop", "cart")
+	if ips, ok, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips"); ok {
+		t.Errorf("headless import kept spec.ips %v", ips)
+	}
+	if managedBy(si, IPsFieldManager) {
+		t.Errorf("%s still a manager: %v", IPsFieldManager, managers(si))
+	}
+	r, err = a.Apply(ctx, objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Created)+len(r.Configured)+len(r.StatusWritten) != 0 {
+		t.Errorf("reapply after the change: created %v configured %v status %v", r.Created, r.Configured, r.StatusWritten)
+	}
+	cleanup(h, []*Applier{a})
 }

@@ -21,7 +21,7 @@ var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 // neither conflicts with nor reverts it, and ssa sees no drift. A Headless
 // import (or one whose derived Service is not ours) has no ips; ips this
 // manager set before are then released.
-func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructured, applied map[objKey]bool, res *Result) error {
+func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructured, applied map[objKey]bool, note func(string)) error {
 	id := describe(si)
 	var want []string
 	typ, _, _ := unstructured.NestedString(si.Object, "spec", "type")
@@ -61,7 +61,7 @@ func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructu
 	if err != nil {
 		return fmt.Errorf("spec.ips of %s: %w", id, err)
 	}
-	res.StatusWritten = append(res.StatusWritten, id+" spec.ips")
+	note(id + " spec.ips")
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,18 +29,19 @@ var (
 // ServiceExports in report. Every write is skipped when the cluster already
 // holds the same values, so an unchanged world changes no resourceVersion.
 func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
-	var errs []error
+	type job func(ctx context.Context) error
+	var jobs []job
+	var mu collector
+	var written []string
+	note := func(s string) { mu.add(&written, s) }
 	for _, d := range desired {
 		k := keyOf(d.obj)
 		if k.GroupKind != serviceImportGK || !applied[k] {
 			continue
 		}
-		if err := a.writeImportIPs(ctx, d.obj, applied, res); err != nil {
-			errs = append(errs, err)
-		}
-		if err := a.writeImportStatus(ctx, d, res); err != nil {
-			errs = append(errs, err)
-		}
+		jobs = append(jobs, func(ctx context.Context) error {
+			return errors.Join(a.writeImportIPs(ctx, d.obj, applied, note), a.writeImportStatus(ctx, d, note))
+		})
 	}
 	if report != nil {
 		for _, s := range report.Services {
@@ -47,12 +49,15 @@ func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applie
 				if e.Member != a.Member {
 					continue
 				}
-				if err := a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, res); err != nil {
-					errs = append(errs, err)
-				}
+				jobs = append(jobs, func(ctx context.Context) error {
+					return a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, note)
+				})
 			}
 		}
 	}
+	errs := forEach(ctx, len(jobs), func(ctx context.Context, i int) error { return jobs[i](ctx) })
+	slices.Sort(written)
+	res.StatusWritten = append(res.StatusWritten, written...)
 	return errors.Join(errs...)
 }
 
@@ -71,7 +76,7 @@ func skeleton(gvk schema.GroupVersionKind, namespace, name string) *unstructured
 }
 
 // writeImportStatus sets status.clusters to what was rendered.
-func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, res *Result) error {
+func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, note func(string)) error {
 	want, _ := d.status["clusters"].([]any)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(d.obj.GroupVersionKind())
@@ -89,14 +94,14 @@ func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, res *R
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 	}
-	res.StatusWritten = append(res.StatusWritten, describe(d.obj)+" status")
+	note(describe(d.obj) + " status")
 	return nil
 }
 
 // writeExportStatus sets the rendered conditions on one ServiceExport of
 // this member, keeping lastTransitionTime for a condition whose status did
 // not change. An export deleted since the snapshot has nothing to update.
-func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds []render.Condition, res *Result) error {
+func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds []render.Condition, note func(string)) error {
 	id := "ServiceExport/" + ns + "/" + name
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(serviceExportGVK)
@@ -126,7 +131,7 @@ func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds 
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
-	res.StatusWritten = append(res.StatusWritten, id+" status")
+	note(id + " status")
 	return nil
 }
 
