@@ -53,6 +53,7 @@ The repository it renders:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCommand(), newValidateCommand())
+	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
+		newDiffCommand(), newApplyCommand(), newRunCommand())
 	return root
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+)
+
+func newApplyCommand() *cobra.Command {
+	var f loopFlags
+	var ref string
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Apply what a commit of the rendered repository holds to every member",
+		Long: `Apply server-side-applies clusters/<member>/ of the given commit to each member
+and writes the status recorded in that commit's status/ back, without reading
+exports or committing anything. Use it to roll back (apply an older commit) or
+to apply a commit reviewed in a pull request. Objects this tool applied before
+and the commit no longer holds are pruned; nothing else is touched.
+
+` + loopExitCodes,
+		Example: `  # re-apply the current HEAD
+  mcs-gitops apply --config clusterset.yaml --repo . --ref HEAD
+
+  # roll every member back to an earlier commit
+  mcs-gitops apply --config clusterset.yaml --repo . --ref 3f2c9a1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := f.connect(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			repo, err := f.openRepo(ctx, e)
+			if err != nil {
+				return err
+			}
+			hash, err := repo.Resolve(ref)
+			if err != nil {
+				return &exitError{2, fmt.Errorf("--ref %s: %w", ref, err)}
+			}
+			results, err := e.loop(repo, nil).ApplyRef(ctx, hash)
+			printOutcome(cmd.OutOrStdout(), &reconcile.Outcome{Applied: results})
+			return loopExit(err)
+		},
+	}
+	f.register(cmd, true)
+	cmd.Flags().StringVar(&ref, "ref", "HEAD", "commit, branch or tag to apply")
+	return cmd
+}

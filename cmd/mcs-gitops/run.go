@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+)
+
+func newRunCommand() *cobra.Command {
+	var f loopFlags
+	var (
+		addr        string
+		leaderElect bool
+		leNamespace string
+		leName      string
+		grace       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the controller: watch every member and sync on change",
+		Long: `Run is the controller mode. It watches ServiceExports, Services,
+EndpointSlices, Namespaces and ClusterProperties in every member and runs a
+sync cycle after a change: changes within spec.sync.debounce join one cycle,
+and at most one commit lands per spec.sync.minCommitInterval so endpoint
+churn does not make a commit per pod. A full cycle also runs every
+spec.sync.resyncInterval to repair drift.
+
+With --leader-elect (the default when a management cluster is known) only the
+replica holding the Lease commits and applies; the others stand by.
+
+It serves /metrics (Prometheus), /healthz and /readyz (ready after the first
+cycle, or while standing by) on --metrics-addr. On SIGTERM or SIGINT it lets
+a cycle in progress finish within --grace, releases the Lease and exits 0.`,
+		Example: `  # locally, against the repository in ./platform-mcs
+  mcs-gitops run --config platform-mcs/clusterset.yaml --repo platform-mcs --leader-elect=false
+
+  # in a Deployment (see deploy/)
+  mcs-gitops run --config /etc/mcs-gitops/clusterset.yaml --workdir /var/lib/mcs-gitops`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			e, err := f.connect(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			m := reconcile.NewMetrics()
+			probes := &reconcile.Probes{}
+			bound, served, err := reconcile.Serve(ctx, addr, m, probes)
+			if err != nil {
+				return &exitError{2, fmt.Errorf("--metrics-addr: %w", err)}
+			}
+			e.log.Info("serving metrics and probes", "addr", bound)
+
+			lead := func(ctx context.Context) error {
+				repo, err := f.openRepo(ctx, e)
+				if err != nil {
+					return err
+				}
+				return e.loop(repo, m).Run(ctx, reconcile.RunOptions{
+					Grace: grace, Ready: func() { probes.SetReady(true) },
+				})
+			}
+			if !cmd.Flags().Changed("leader-elect") {
+				leaderElect = e.mgmtConfig != nil
+			}
+			if leaderElect && e.mgmtConfig == nil {
+				return &exitError{2, fmt.Errorf("--leader-elect needs a management cluster: pass --management-kubeconfig or run in-cluster")}
+			}
+			var runErr error
+			if leaderElect {
+				probes.SetReady(true) // a follower standing by is healthy
+				runErr = reconcile.Lead(ctx, reconcile.LeaderElection{Config: e.mgmtConfig, Namespace: leNamespace, Name: leName}, m,
+					func(ctx context.Context) {
+						probes.SetReady(false)
+						if err := lead(ctx); err != nil {
+							runErr = err
+							stop()
+						}
+					})
+			} else {
+				m.IsLeader.Set(1)
+				runErr = lead(ctx)
+			}
+			stop()
+			if err := <-served; err != nil && runErr == nil {
+				runErr = err
+			}
+			return loopExit(runErr)
+		},
+	}
+	f.register(cmd, true)
+	fl := cmd.Flags()
+	fl.StringVar(&addr, "metrics-addr", ":8080", "address serving /metrics, /healthz and /readyz")
+	fl.BoolVar(&leaderElect, "leader-elect", true, "hold a Lease in the management cluster so only one replica commits (default true when a management cluster is known)")
+	fl.StringVar(&leNamespace, "leader-election-namespace", "mcs-gitops", "namespace of the leader Lease")
+	fl.StringVar(&leName, "leader-election-id", "mcs-gitops", "name of the leader Lease")
+	fl.DurationVar(&grace, "grace", 30*time.Second, "how long a cycle in progress may run after a shutdown signal")
+	return cmd
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// loopFlags are shared by the commands that talk to live clusters and to
+// the repository.
+type loopFlags struct {
+	config     string
+	repo       string
+	workdir    string
+	management string
+	logFormat  string
+	logLevel   string
+}
+
+func (f *loopFlags) register(cmd *cobra.Command, withRepo bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "clusterset.yaml", "path of the ClusterSet config; relative kubeconfig paths in it resolve against its directory")
+	if withRepo {
+		fl.StringVar(&f.repo, "repo", "", "the rendered repository: a local clone used in place, or a URL/bare path to clone (default: spec.git.url)")
+		fl.StringVar(&f.workdir, "workdir", "", "where a remote repository is cloned and kept between runs (default: a directory under the user cache dir)")
+	}
+	fl.StringVar(&f.management, "management-kubeconfig", "", "kubeconfig of the management cluster, for kubeconfig and Git credential Secrets and the leader Lease (default: in-cluster config when running in a Pod)")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+func (f *loopFlags) logger(cmd *cobra.Command) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, &exitError{2, fmt.Errorf("--log-level: %w", err)}
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts)), nil
+	}
+	return nil, &exitError{2, fmt.Errorf("--log-format must be text or json, got %q", f.logFormat)}
+}
+
+// env is everything a live command needs, built from the flags.
+type env struct {
+	cfg         *v1alpha1.ClusterSet
+	configBytes []byte
+	log         *slog.Logger
+	mgmtConfig  *rest.Config
+	mgmt        client.Client
+	members     *clusters.Set
+}
+
+// connect loads the config and builds the member clients. Any failure
+// here is a usage or input error (exit 2); an unreachable member is not a
+// failure yet, Collect finds it.
+func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, error) {
+	log, err := f.logger(cmd)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(f.config)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	cfg, err := v1alpha1.Parse(f.config, data)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	e := &env{cfg: cfg, configBytes: data, log: log}
+	if e.mgmtConfig, err = f.managementConfig(); err != nil {
+		return nil, &exitError{2, err}
+	}
+	if e.mgmtConfig != nil {
+		if e.mgmt, err = client.New(e.mgmtConfig, client.Options{}); err != nil {
+			return nil, &exitError{2, fmt.Errorf("management cluster: %w", err)}
+		}
+	}
+	opts := clusters.ConnectOptions{BaseDir: filepath.Dir(f.config)}
+	if e.mgmt != nil {
+		opts.Management = e.mgmt
+	}
+	e.members = clusters.Connect(ctx, cfg, opts)
+	for _, m := range e.members.Members() {
+		if m.Err != nil {
+			log.Warn("member has no client", "member", m.Name, "err", m.Err)
+		}
+	}
+	return e, nil
+}
+
+// managementConfig is the management cluster's config: the flag, else the
+// in-cluster config when running in a Pod, else none.
+func (f *loopFlags) managementConfig() (*rest.Config, error) {
+	if f.management != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", f.management)
+		if err != nil {
+			return nil, fmt.Errorf("--management-kubeconfig %s: %w", f.management, err)
+		}
+		return cfg, nil
+	}
+	if cfg, err := rest.InClusterConfig(); err == nil {
+		return cfg, nil
+	}
+	return nil, nil
+}
+
+// openRepo opens or clones the rendered repository.
+func (f *loopFlags) openRepo(ctx context.Context, e *env) (*gitsync.Repo, error) {
+	g := e.cfg.Spec.Git
+	url := g.URL
+	if f.repo != "" {
+		url = f.repo
+	}
+	if url == "" {
+		return nil, &exitError{2, fmt.Errorf("no repository: set spec.git.url in %s or pass --repo", f.config)}
+	}
+	workdir := f.workdir
+	if workdir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		sum := sha256.Sum256([]byte(url + "\x00" + g.Branch))
+		workdir = filepath.Join(base, "mcs-gitops", "repos", hex.EncodeToString(sum[:8]))
+	}
+	auth, err := gitsync.AuthFrom(g.Auth, url, f.credentialReader(ctx, e))
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	repo, err := gitsync.Open(ctx, gitsync.Options{
+		URL: url, Branch: g.Branch, Path: g.Path, Workdir: workdir, Auth: auth,
+		Author: gitsync.Signature{Name: g.Author.Name, Email: g.Author.Email}, Log: e.log,
+	})
+	if err != nil {
+		return nil, &exitError{3, err}
+	}
+	return repo, nil
+}
+
+// credentialReader resolves a Git credential reference. The value is
+// returned to go-git and never logged.
+func (f *loopFlags) credentialReader(ctx context.Context, e *env) func(*v1alpha1.CredentialSource) ([]byte, error) {
+	return func(cs *v1alpha1.CredentialSource) ([]byte, error) {
+		switch {
+		case cs.Env != "":
+			v, ok := os.LookupEnv(cs.Env)
+			if !ok || v == "" {
+				return nil, fmt.Errorf("environment variable %s is not set", cs.Env)
+			}
+			return []byte(v), nil
+		case cs.Path != "":
+			p := cs.Path
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(f.config), p)
+			}
+			return os.ReadFile(p)
+		case cs.SecretRef != nil:
+			if e.mgmt == nil {
+				return nil, fmt.Errorf("Secret %s/%s needs a management cluster: pass --management-kubeconfig or run in-cluster",
+					cs.SecretRef.Namespace, cs.SecretRef.Name)
+			}
+			return clusters.ReadSecretKey(ctx, e.mgmt, *cs.SecretRef)
+		}
+		return nil, fmt.Errorf("empty credential reference")
+	}
+}
+
+// loop builds the reconcile loop over an open repository.
+func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
+	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+)
+
+func newSnapshotCommand() *cobra.Command {
+	var f loopFlags
+	var out string
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Read every member and write inputs/<member>.yaml",
+		Long: `Snapshot reads what render needs from every live member (ServiceExports, the
+Services they export, those Services' EndpointSlices, Namespaces and the
+cluster ID ClusterProperty) and writes one normalized file per member,
+inputs/<member>.yaml, under --out. Volatile fields are stripped and objects
+sorted, so an unchanged cluster gives an identical file. Nothing is
+committed or applied; render can then run offline on the result.
+
+A member that cannot be read is reported and its file left as it was.
+
+Exit codes: 0 every member written; 1 some member could not be read;
+2 invalid config or flags.`,
+		Example: `  mcs-gitops snapshot --config clusterset.yaml --out .
+  mcs-gitops render --config clusterset.yaml --inputs inputs/ --out .`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := f.connect(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			results := e.members.Collect(ctx, e.cfg.Spec.Sync.Timings().MemberTimeout)
+			files := map[string][]byte{}
+			var roots, failed []string
+			for _, r := range results {
+				if r.Err != nil {
+					failed = append(failed, fmt.Sprintf("%s (%s): %v", r.Member, r.Reason, r.Err))
+					continue
+				}
+				b, err := snapshot.Format(r.Snapshot)
+				if err != nil {
+					return fmt.Errorf("member %q: %w", r.Member, err)
+				}
+				p := path.Join("inputs", snapshot.FileName(r.Member))
+				files[p] = b
+				roots = append(roots, p)
+			}
+			changes, err := gitsync.WriteTree(out, files, roots)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "read %d of %d member(s): %d file(s) written\n",
+				len(roots), len(results), len(changes.Written))
+			if len(failed) > 0 {
+				return &exitError{1, fmt.Errorf("could not read %d member(s): %v", len(failed), failed)}
+			}
+			return nil
+		},
+	}
+	f.register(cmd, false)
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write inputs/<member>.yaml under")
+	return cmd
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+)
+
+const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
+member could not be read or applied (named on stderr; the others are done);
+2 invalid config, flags or input; 3 the repository could not be cloned,
+committed to or pushed (nothing was applied).`
+
+func newSyncCommand() *cobra.Command {
+	var f loopFlags
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Run one cycle: collect, render, commit, push, apply",
+		Long: `Sync runs the loop once, the CronJob mode. It reads the ServiceExports,
+exported Services, their EndpointSlices and the Namespaces of every member in
+parallel, renders every member's ServiceImports, derived Services and
+EndpointSlices on top of the repository's last commit, commits when a byte
+changed (the message says what: which imports appeared, went or changed, and
+any conflict), pushes (on a rejected push it fetches, re-renders and retries),
+then server-side-applies that commit to every member it could read and writes
+export and import status back.
+
+A member that cannot be read keeps its last committed snapshot, so its
+exports stay imported elsewhere (see spec.sync.staleAfter).
+
+` + loopExitCodes,
+		Example: `  # one cycle against the repository in ./platform-mcs
+  mcs-gitops sync --config platform-mcs/clusterset.yaml --repo platform-mcs
+
+  # in a CronJob: clone spec.git.url, credentials from Secrets in the management cluster
+  mcs-gitops sync --config /etc/mcs-gitops/clusterset.yaml --workdir /var/lib/mcs-gitops`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := f.connect(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			repo, err := f.openRepo(ctx, e)
+			if err != nil {
+				return err
+			}
+			out, err := e.loop(repo, nil).Sync(ctx)
+			printOutcome(cmd.OutOrStdout(), out)
+			return loopExit(err)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+// loopExit maps a cycle's error to the documented exit codes.
+func loopExit(err error) error {
+	if err == nil {
+		return nil
+	}
+	var partial *reconcile.PartialError
+	if errors.As(err, &partial) {
+		return &exitError{1, err}
+	}
+	var repo *reconcile.RepoError
+	if errors.As(err, &repo) {
+		return &exitError{3, err}
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{1, err}
+}
+
+func printOutcome(w io.Writer, out *reconcile.Outcome) {
+	if out == nil {
+		return
+	}
+	if out.Committed {
+		fmt.Fprintf(w, "committed %s\n", out.Commit.String()[:12])
+	} else if !out.Commit.IsZero() {
+		fmt.Fprintf(w, "no change; at %s\n", out.Commit.String()[:12])
+	}
+	for _, r := range out.Collected {
+		if r.Err != nil {
+			fmt.Fprintf(w, "%-20s not read (%s): using its last committed snapshot\n", r.Member, r.Reason)
+		}
+	}
+	for _, a := range out.Applied {
+		if a.Err != nil {
+			fmt.Fprintf(w, "%-20s apply failed: %v\n", a.Member, a.Err)
+			continue
+		}
+		fmt.Fprintf(w, "%-20s created %d, configured %d, unchanged %d, deleted %d, skipped %d\n", a.Member,
+			len(a.Created), len(a.Configured), len(a.Unchanged), len(a.Deleted), len(a.Skipped))
+	}
+}

@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// applyCommit applies commit to the members in only (all members when
+// only is nil), each independently and in parallel.
+func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[string]bool) ([]*apply.Result, error) {
+	files, err := l.Repo.Files(commit, render.ClustersDir, render.StatusDir)
+	if err != nil {
+		return nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
+	}
+	report, err := apply.ReadReport(files)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit.String()[:12], err)
+	}
+	var targets []*apply.Applier
+	for _, m := range l.Members.Members() {
+		if only != nil && !only[m.Name] {
+			continue
+		}
+		if m.Err != nil {
+			continue
+		}
+		targets = append(targets, apply.New(m.Client, l.Config.Metadata.Name, m.Name, l.log()))
+	}
+	results := apply.ApplyAll(ctx, targets, files, report)
+	l.observeApply(results)
+	return results, nil
+}
+
+// ApplyRef applies what commit holds to every member, the apply --ref
+// command: nothing is read from the clusters and nothing is committed.
+func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash) ([]*apply.Result, error) {
+	results, err := l.applyCommit(ctx, commit, nil)
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, m := range l.Members.Members() {
+		if m.Err != nil {
+			failed = append(failed, fmt.Sprintf("%s: connect: %v", m.Name, m.Err))
+		}
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, fmt.Sprintf("%s: apply: %v", r.Member, r.Err))
+		}
+	}
+	if len(failed) > 0 {
+		return results, &PartialError{Failed: failed}
+	}
+	return results, nil
+}
+
+func (l *Loop) observeApply(results []*apply.Result) {
+	if l.Metrics == nil {
+		return
+	}
+	for _, r := range results {
+		c := l.Metrics.ApplyResults
+		c.WithLabelValues(r.Member, "created").Add(float64(len(r.Created)))
+		c.WithLabelValues(r.Member, "configured").Add(float64(len(r.Configured)))
+		c.WithLabelValues(r.Member, "unchanged").Add(float64(len(r.Unchanged)))
+		c.WithLabelValues(r.Member, "deleted").Add(float64(len(r.Deleted)))
+		c.WithLabelValues(r.Member, "skipped").Add(float64(len(r.Skipped)))
+		if r.Err != nil {
+			c.WithLabelValues(r.Member, "failed").Inc()
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package reconcile
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Paths of the rendered repository the loop writes besides what render
+// owns (clusters/, status/).
+const (
+	ConfigFile = "clusterset.yaml"
+	InputsDir  = "inputs"
+	HealthFile = "status/members.yaml"
+)
+
+// roots are the paths under the repository sub-path that each commit makes
+// hold exactly the rendered tree. Anything else there (a README, CI
+// config) is left alone.
+var roots = []string{ConfigFile, InputsDir, "clusters", "status"}
+
+// Loop holds what every cycle needs. Build one with the clients and the
+// repository already open; it keeps no state between cycles except what
+// is in Git.
+type Loop struct {
+	Config *v1alpha1.ClusterSet
+	// ConfigBytes is clusterset.yaml as the user wrote it, committed
+	// verbatim. Loading already refused any inline credential.
+	ConfigBytes []byte
+	Members     *clusters.Set
+	Repo        *gitsync.Repo
+	Log         *slog.Logger
+	// Metrics may be nil.
+	Metrics *Metrics
+	// Now is the clock; tests pin it. Defaults to time.Now.
+	Now func() time.Time
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) log() *slog.Logger {
+	if l.Log != nil {
+		return l.Log
+	}
+	return slog.Default()
+}

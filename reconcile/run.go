@@ -1,0 +1,107 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// RunOptions tune the controller.
+type RunOptions struct {
+	// Grace bounds how long a cycle in progress may take to finish once
+	// the controller is asked to stop.
+	Grace time.Duration
+	// OnCycle, when set, is called after every cycle (tests and the
+	// benchmark use it to see progress).
+	OnCycle func(*Outcome, error)
+	// Ready is called once the first cycle has finished.
+	Ready func()
+}
+
+// Run is the controller: it watches every member, and after a change (or
+// every resyncInterval) runs a cycle, paced so that at most one commit
+// lands per minCommitInterval. It returns when ctx ends, after letting a
+// cycle in progress finish within opts.Grace.
+func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
+	t := l.Config.Spec.Sync.Timings()
+	if opts.Grace == 0 {
+		opts.Grace = 30 * time.Second
+	}
+	events := make(chan string, 1)
+	watchDone := make(chan error, 1)
+	go func() {
+		watchDone <- l.Members.Watch(ctx, func(member string) {
+			select {
+			case events <- member:
+			default: // a signal is already pending; the cycle reads everything anyway
+			}
+		})
+	}()
+
+	p := pacer{debounce: t.Debounce, minCommitInterval: t.MinCommitInterval}
+	p.changed(l.now()) // the first cycle runs at start
+	resync := time.NewTicker(t.ResyncInterval)
+	defer resync.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	ready := false
+	for {
+		if at, ok := p.due(); ok {
+			resetTimer(timer, at.Sub(l.now()))
+		}
+		select {
+		case <-ctx.Done():
+			<-watchDone
+			return nil
+		case err := <-watchDone:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return errors.Join(errors.New("watching members stopped"), err)
+		case <-events:
+			p.changed(l.now())
+		case <-resync.C:
+			p.changed(l.now())
+		case <-timer.C:
+			at, ok := p.due()
+			if !ok || l.now().Before(at) {
+				continue
+			}
+			p.started()
+			// A cycle is never cut short by shutdown: a half-done push or
+			// apply is worse than a late exit, so it gets its own deadline.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cycleTimeout(t.MemberTimeout, opts.Grace))
+			out, err := l.Sync(cctx)
+			cancel()
+			if err != nil {
+				l.log().Error("cycle failed", "err", err)
+			}
+			if out != nil && out.Committed {
+				p.committed(l.now())
+			}
+			if opts.OnCycle != nil {
+				opts.OnCycle(out, err)
+			}
+			if !ready && opts.Ready != nil {
+				ready = true
+				opts.Ready()
+			}
+		}
+	}
+}
+
+// cycleTimeout bounds one cycle: reading members, a push with retries and
+// applying, each of which has its own per-member timeout inside.
+func cycleTimeout(member, grace time.Duration) time.Duration {
+	return max(4*member, grace)
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(max(d, 0))
+}

@@ -1,0 +1,179 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// Outcome is what one cycle did.
+type Outcome struct {
+	// Commit is the commit applied: the new one, or HEAD when nothing
+	// changed.
+	Commit    plumbing.Hash
+	Committed bool
+	Collected []clusters.Result
+	Applied   []*apply.Result
+	Report    *render.Report
+	Duration  time.Duration
+}
+
+// FailedMembers lists the members that could not be read or applied,
+// with the reason, sorted.
+func (o *Outcome) FailedMembers() []string {
+	var out []string
+	for _, r := range o.Collected {
+		if r.Err != nil {
+			out = append(out, fmt.Sprintf("%s: read: %v", r.Member, r.Err))
+		}
+	}
+	for _, a := range o.Applied {
+		if a.Err != nil {
+			out = append(out, fmt.Sprintf("%s: apply: %v", a.Member, a.Err))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PartialError is returned by Sync when the commit landed but some
+// members could not be read or applied: the others are done.
+type PartialError struct{ Failed []string }
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%d member problem(s): %s", len(e.Failed), strings.Join(e.Failed, "; "))
+}
+
+// RepoError is returned by Sync when the repository could not be updated;
+// nothing was applied.
+type RepoError struct{ Err error }
+
+func (e *RepoError) Error() string { return e.Err.Error() }
+func (e *RepoError) Unwrap() error { return e.Err }
+
+// Sync runs one cycle: read every member, render on top of the last
+// commit, commit and push when a byte changed, then apply that commit to
+// every member that could be read. A member that fails does not stop the
+// others; it is named in a *PartialError.
+func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
+	start := time.Now()
+	out := &Outcome{}
+	t := l.Config.Spec.Sync.Timings()
+	out.Collected = l.Members.Collect(ctx, t.MemberTimeout)
+	for _, r := range out.Collected {
+		l.observeMember(r)
+	}
+
+	var (
+		last    *tree
+		lastMsg string
+	)
+	hash, changed, err := gitsync.Publish(ctx, l.Repo, t.PushRetries,
+		func(ctx context.Context) (map[string][]byte, []string, string, error) {
+			head, err := l.Repo.Head()
+			if err != nil {
+				return nil, nil, "", err
+			}
+			tr, err := l.produce(head, out.Collected)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			changes, err := l.Repo.Changes(tr.files, roots)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			last, lastMsg = tr, tr.message(changes)
+			return tr.files, roots, lastMsg, nil
+		})
+	if err != nil {
+		l.finish(out, start, "error")
+		return out, &RepoError{fmt.Errorf("update repository: %w", err)}
+	}
+	out.Commit, out.Committed, out.Report = hash, changed, last.report
+	if changed {
+		l.log().Info("committed", "commit", hash.String()[:12], "subject", firstLine(lastMsg))
+		if l.Metrics != nil {
+			l.Metrics.Commits.Inc()
+		}
+	}
+	l.observeReport(last.report)
+
+	out.Applied, err = l.applyCommit(ctx, hash, readable(out.Collected))
+	if err != nil {
+		l.finish(out, start, "error")
+		return out, err
+	}
+	if failed := out.FailedMembers(); len(failed) > 0 {
+		l.finish(out, start, "partial")
+		return out, &PartialError{Failed: failed}
+	}
+	l.finish(out, start, "ok")
+	return out, nil
+}
+
+// readable lists the members whose read succeeded: applying to a member
+// that just failed to answer a list would only fail again, and slower.
+func readable(results []clusters.Result) map[string]bool {
+	ok := map[string]bool{}
+	for _, r := range results {
+		if r.Err == nil {
+			ok[r.Member] = true
+		}
+	}
+	return ok
+}
+
+func (l *Loop) finish(out *Outcome, start time.Time, outcome string) {
+	out.Duration = time.Since(start)
+	l.log().Info("cycle done", "outcome", outcome, "duration", out.Duration.Round(time.Millisecond).String(),
+		"committed", out.Committed)
+	if l.Metrics != nil {
+		l.Metrics.CycleDuration.WithLabelValues(outcome).Observe(out.Duration.Seconds())
+		l.Metrics.Cycles.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (l *Loop) observeMember(r clusters.Result) {
+	if r.Err != nil {
+		l.log().Warn("member unreadable", "member", r.Member, "reason", r.Reason, "err", r.Err)
+	}
+	if l.Metrics == nil {
+		return
+	}
+	v := 0.0
+	if r.Err == nil {
+		v = 1
+	}
+	l.Metrics.MemberReachable.WithLabelValues(r.Member).Set(v)
+}
+
+func (l *Loop) observeReport(r *render.Report) {
+	if l.Metrics == nil || r == nil {
+		return
+	}
+	exports, imports, conflicts := 0, 0, 0
+	for _, s := range r.Services {
+		exports += len(s.Exports)
+		imports += len(s.ImportedBy)
+		if s.Conflicted() {
+			conflicts++
+		}
+	}
+	l.Metrics.Exports.Set(float64(exports))
+	l.Metrics.Imports.Set(float64(imports))
+	l.Metrics.Conflicts.Set(float64(conflicts))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

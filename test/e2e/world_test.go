@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+// world is a ClusterSet of real apiservers, a bare Git remote on disk and
+// a loop wired the way the sync command wires it.
+type world struct {
+	t       *testing.T
+	members []*envtest.Cluster
+	dir     string // holds clusterset.yaml and the kubeconfigs
+	remote  string // bare repository
+	config  string
+	loop    *reconcile.Loop
+}
+
+// newWorld starts n members and writes a clusterset.yaml for them; extra
+// is appended under spec (e.g. a sync: block).
+func newWorld(t *testing.T, n int, extra string) *world {
+	t.Helper()
+	w := &world{t: t, members: envtest.Start(t, n), dir: t.TempDir()}
+	w.remote = filepath.Join(t.TempDir(), "remote.git")
+	_, err := git.PlainInit(w.remote, true)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString("apiVersion: mcs-gitops.io/v1alpha1\nkind: ClusterSet\nmetadata:\n  name: e2e\nspec:\n  members:\n")
+	for _, m := range w.members {
+		require.NoError(t, m.WriteKubeconfig(filepath.Join(w.dir, m.Name+".kubeconfig")))
+		fmt.Fprintf(&b, "  - name: %s\n    kubeconfig:\n      path: %s.kubeconfig\n", m.Name, m.Name)
+	}
+	b.WriteString("  sync:\n    memberTimeout: 3s\n")
+	b.WriteString(extra)
+	w.config = filepath.Join(w.dir, "clusterset.yaml")
+	require.NoError(t, os.WriteFile(w.config, []byte(b.String()), 0o644))
+	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	return w
+}
+
+// newLoop builds a loop with its own clone of the remote in workdir, as a
+// separate sync process would.
+func (w *world) newLoop(workdir string) *reconcile.Loop {
+	t := w.t
+	data, err := os.ReadFile(w.config)
+	require.NoError(t, err)
+	cfg, err := v1alpha1.Parse(w.config, data)
+	require.NoError(t, err)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: w.dir})
+	repo, err := gitsync.Open(ctx, gitsync.Options{
+		URL: w.remote, Branch: cfg.Spec.Git.Branch, Workdir: workdir,
+		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}, Log: log,
+	})
+	require.NoError(t, err)
+	return &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (w *world) member(name string) *envtest.Cluster {
+	for _, m := range w.members {
+		if m.Name == name {
+			return m
+		}
+	}
+	w.t.Fatalf("no member %s", name)
+	return nil
+}
+
+func (w *world) sync() *reconcile.Outcome {
+	w.t.Helper()
+	out, err := w.loop.Sync(context.Background())
+	require.NoError(w.t, err)
+	return out
+}
+
+// remoteHead is the commit the remote's main branch points at.
+func (w *world) remoteHead() (string, string) {
+	w.t.Helper()
+	r, err := git.PlainOpen(w.remote)
+	require.NoError(w.t, err)
+	ref, err := r.Reference("refs/heads/main", true)
+	require.NoError(w.t, err)
+	c, err := r.CommitObject(ref.Hash())
+	require.NoError(w.t, err)
+	return ref.Hash().String(), c.Message
+}
+
+// export creates namespace, Service, ServiceExport and one EndpointSlice
+// with ready endpoints in member, as a workload owner and the endpoint
+// slice controller would.
+func export(t *testing.T, m *envtest.Cluster, ns, name string, port int32, addrs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, ns))
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP,
+				TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	require.NoError(t, m.Client.Create(ctx, svc))
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + m.Name, Labels: map[string]string{
+			discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	for _, a := range addrs {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{a},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)}})
+	}
+	require.NoError(t, m.Client.Create(ctx, slice))
+	require.NoError(t, m.Client.Create(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+}
+
+// unexport deletes the ServiceExport only; the Service stays.
+func unexport(t *testing.T, m *envtest.Cluster, ns, name string) {
+	t.Helper()
+	err := m.Client.Delete(context.Background(), &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	require.NoError(t, client.IgnoreNotFound(err))
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf(msg, args...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func exists(c client.Client, obj client.Object, ns, name string) bool {
+	return c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj) == nil
+}
