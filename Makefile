@@ -25,10 +25,10 @@ help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-testbin: ## build kube-apiserver and etcd into TESTBIN (once; a no-op when cached)
+testbin: ## build kube-apiserver, etcd and coredns into TESTBIN (once; a no-op when cached)
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
-	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' || \
-		echo 'make: first run: building kube-apiserver and etcd from source into $(TESTBIN) (~7 min on 2 cores, once per machine); this is why it is slow.'
+	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' || \
+		echo 'make: first run: building kube-apiserver, etcd and coredns from source into $(TESTBIN) (~12 min on 2 cores, once per machine); this is why it is slow.'
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 
 test: testbin ## go vet, then all tests (real kube-apiservers; needs testbin)
