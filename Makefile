@@ -19,7 +19,7 @@ BENCH_OUT ?= $(or $(TMPDIR),/tmp)/mcs-gitops-bench.txt
 # packages run in parallel on however few cores CI has.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help testbin test bench fuzz demo generate clean-testbin
+.PHONY: help testbin test bench fuzz demo demo-offline generate clean-testbin
 
 help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
@@ -48,8 +48,11 @@ fuzz: ## run each Fuzz* target for FUZZTIME (default 30s)
 		KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test "$$pkg" -run '^$$' -fuzz "^$$name\$$" -fuzztime '$(FUZZTIME)' </dev/null; \
 	done <<<"$$targets"
 
-demo: ## run the demo ClusterSet (fixtures/demo/run.sh)
-	bash fixtures/demo/run.sh
+demo: testbin ## the loop on three local clusters: start them, sync into a new Git repo, show the commit and imports
+	KUBEBUILDER_ASSETS='$(TESTBIN)' bash fixtures/demo/run.sh
+
+demo-offline: ## render the committed demo snapshot offline, no clusters (fixtures/demo/offline.sh)
+	bash fixtures/demo/offline.sh
 
 generate: ## go generate ./...
 	$(GO) generate ./...
