@@ -1,5 +1,33 @@
 // Package clusters is the ClusterSet registry: it turns clusterset.yaml into
-// member clusters and owns what is read from them. The snapshot type and its
-// file format live in the snapshot subpackage, so the pure renderer can use
-// them without depending on cluster clients.
+// member clusters and owns everything read from them.
+//
+//   - connect.go, kubeconfig.go, secret.go: one client per member from a
+//     kubeconfig file and context (relative to ConnectOptions.BaseDir), a
+//     kubeconfig Secret in the management cluster (the Cluster API
+//     <cluster>-kubeconfig Secret, key "value"; no exec/auth-provider plugins
+//     or local file references allowed from a Secret), or in-cluster config.
+//     Connect never contacts a member; a member whose client cannot be built
+//     gets Member.Err and the others are unaffected. ReadSecretKey also
+//     serves Git credentials.
+//   - collect.go, read.go, reason.go: Collect reads all members in parallel,
+//     each bounded by a timeout, with lists filtered to what is exported
+//     (EndpointSlices by kubernetes.io/service-name of exported Services,
+//     never slices mcs-gitops applied). A snapshot equals what
+//     snapshot.Parse gives for `kubectl get -o yaml` of the same objects. A
+//     failure carries a Reason: Unreachable, Timeout, Unauthorized,
+//     Forbidden, CRDMissing or Config.
+//   - health.go, healthfile.go: ResolveSnapshots (pure) substitutes the last
+//     known snapshot for a member that could not be read, tracks since when
+//     it is unreachable, and drops its exports after staleAfter; the result
+//     is committed as status/members.yaml.
+//   - watch.go: metadata-only informers on every member turn changes into a
+//     notify(member) signal for the loop; down members and missing CRDs are
+//     retried with backoff and never block the others.
+//
+// It must not render, write Git or apply anything to a member, and must
+// never put a credential (kubeconfig, token, key) in an error or log line:
+// kubeconfig parser messages, which can quote values, are withheld.
+//
+// The snapshot type and its file format live in the snapshot subpackage, so
+// the pure renderer can use them without depending on cluster clients.
 package clusters

@@ -352,6 +352,10 @@ func TestLive(t *testing.T) {
 		}
 	})
 
+	t.Run("Watch notifies on changes and survives down members", func(t *testing.T) {
+		testWatch(t, c1, c2, c3)
+	})
+
 	t.Run("ServiceExport CRD missing", func(t *testing.T) {
 		cfg := rest.CopyConfig(c3.Config)
 		var crd unstructured.Unstructured

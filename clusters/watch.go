@@ -1,0 +1,217 @@
+package clusters
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/go-logr/logr"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// notOurs is the server-side selector that keeps objects mcs-gitops applied
+// (derived Services, imported slices) out of the Service and EndpointSlice
+// watches: applying them must not look like a change in the member.
+var notOurs = labelManagedBy + "!=" + managedByValue
+
+// watched is what Watch follows on every member.
+var watched = []struct {
+	gvr      schema.GroupVersionResource
+	kind     string
+	selector string
+}{
+	{serviceExportsGVR, "ServiceExport", ""},
+	{servicesGVR, "Service", notOurs},
+	{endpointSlicesGVR, "EndpointSlice", notOurs},
+	{namespacesGVR, "Namespace", ""},
+	{clusterPropertiesGVR, "ClusterProperty", ""},
+}
+
+// Watch follows ServiceExports, Services, EndpointSlices, Namespaces and
+// ClusterProperties on every member with metadata-only informers and calls
+// notify(member) on every add, update and delete that may change the
+// member's snapshot: Services and EndpointSlices count only when their
+// Service is exported, objects labelled as managed by mcs-gitops and pure
+// resyncs (same resourceVersion) never. notify is also called when a member
+// (or a resource of it) that could not be listed becomes readable again.
+// notify is called from many goroutines and must not block for long.
+//
+// A member that is down or does not serve a resource (CRD missing) is
+// retried with client-go's backoff without affecting the others; each
+// outage is logged once. Members without a client (Err set) are skipped and
+// logged. Watch returns nil when ctx ends, after its informers stopped.
+func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
+	// The reflectors' own klog lines would repeat every retry of a down
+	// member; outages are logged once here instead.
+	ictx := klog.NewContext(ctx, logr.Discard())
+	var wg sync.WaitGroup
+	for _, m := range s.members {
+		if m.Err != nil {
+			slog.Warn("not watching member: it has no client", "member", m.Name, "error", m.Err)
+			continue
+		}
+		w := &memberWatch{m: m, notify: notify}
+		for _, r := range watched {
+			inf := w.informer(r.gvr, r.kind, r.selector)
+			wg.Go(func() { inf.RunWithContext(ictx) })
+		}
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return nil
+}
+
+// memberWatch holds one member's informers.
+type memberWatch struct {
+	m      *Member
+	notify func(string)
+	// exports is the ServiceExport informer's store: Service and
+	// EndpointSlice events matter only for exported Services.
+	exports cache.Store
+}
+
+func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector string) cache.SharedIndexInformer {
+	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify}
+	client := w.m.metadata.Resource(gvr)
+	tweak := func(o *metav1.ListOptions) {
+		if selector != "" {
+			o.LabelSelector = selector
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			obj, err := client.List(ctx, o)
+			state.observe(err)
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			wi, err := client.Watch(ctx, o)
+			state.observe(err)
+			return wi, err
+		},
+	}
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, w.m.metadata),
+		&metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if o, ok := obj.(metav1.Object); ok {
+			o.SetManagedFields(nil)
+		}
+		return obj, nil
+	})
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { state.observe(err) })
+	if kind == "ServiceExport" {
+		w.exports = inf.GetStore()
+	}
+	relevant := func(obj any) bool { return w.relevant(kind, obj) }
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if relevant(obj) {
+				w.notify(w.m.Name)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := accessor(oldObj), accessor(newObj)
+			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				return // resync or relist of an unchanged object
+			}
+			if relevant(oldObj) || relevant(newObj) {
+				w.notify(w.m.Name)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if relevant(obj) {
+				w.notify(w.m.Name)
+			}
+		},
+	})
+	return inf
+}
+
+// relevant says whether an event on obj may change the member's snapshot.
+func (w *memberWatch) relevant(kind string, obj any) bool {
+	o := accessor(obj)
+	if o == nil {
+		return true
+	}
+	if o.GetLabels()[labelManagedBy] == managedByValue {
+		return false
+	}
+	var service string
+	switch kind {
+	case "Service":
+		service = o.GetName()
+	case "EndpointSlice":
+		if o.GetLabels()[discoveryv1.LabelManagedBy] == sliceManagedByValue {
+			return false
+		}
+		service = o.GetLabels()[discoveryv1.LabelServiceName]
+		if service == "" {
+			return false
+		}
+	default:
+		return true
+	}
+	if w.exports == nil {
+		return true
+	}
+	_, exists, _ := w.exports.GetByKey(o.GetNamespace() + "/" + service)
+	return exists
+}
+
+func accessor(obj any) metav1.Object {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return o
+}
+
+// resourceState tracks whether one resource of one member can be listed and
+// watched, to log each outage once and to notify when it ends.
+type resourceState struct {
+	member, kind string
+	notify       func(string)
+
+	mu      sync.Mutex
+	failing bool
+}
+
+func (r *resourceState) observe(err error) {
+	if err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) {
+		return // a normal relist, not an outage
+	}
+	r.mu.Lock()
+	was := r.failing
+	r.failing = err != nil
+	r.mu.Unlock()
+	switch {
+	case err != nil && !was:
+		if apierrors.IsNotFound(err) && r.kind == "ClusterProperty" {
+			// Optional: most clusters have no ClusterProperty CRD.
+			slog.Info("watch: member does not serve ClusterProperties; watching for the CRD to appear", "member", r.member)
+			return
+		}
+		reason := classify(context.Background(), err)
+		if apierrors.IsNotFound(err) {
+			reason = ReasonCRDMissing
+		}
+		slog.Warn("watch: cannot read member; retrying with backoff", "member", r.member, "kind", r.kind,
+			"reason", reason, "error", err)
+	case err == nil && was:
+		slog.Info("watch: member readable again", "member", r.member, "kind", r.kind)
+		r.notify(r.member)
+	}
+}
