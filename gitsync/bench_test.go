@@ -1,7 +1,13 @@
 package gitsync_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 	"os"
 	"os/exec"
@@ -72,7 +78,7 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func renderFiles(b *testing.B, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) map[string][]byte {
+func renderFiles(b testing.TB, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) map[string][]byte {
 	out, err := render.Render(cfg, snaps)
 	if err != nil {
 		b.Fatal(err)
@@ -227,4 +233,88 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 
 func first(s []string) []string {
 	return s[:min(len(s), 3)]
+}
+
+// BenchmarkCommit is gitsync.Commit on a clone of a bare remote holding
+// the rendered world: "unchanged" is the steady state (decide by blob
+// hashes against HEAD, no commit), "one-file" a commit of one changed
+// status file, which stages one path and rewrites only the trees above
+// it. "go-git-status" times Worktree.Status on the same tree, the cost
+// the decision avoids.
+func BenchmarkCommit(b *testing.B) {
+	for _, w := range benchWorlds() {
+		b.Run(w.name, func(b *testing.B) {
+			cfg, snaps := w.load(b)
+			files := renderFiles(b, cfg, snaps)
+			commitRoots := []string{render.ClustersDir, render.StatusDir}
+			base := benchDir(b)
+			bare := filepath.Join(base, "remote.git")
+			if _, err := git.PlainInit(bare, true); err != nil {
+				b.Fatal(err)
+			}
+			r, err := gitsync.Open(context.Background(), gitsync.Options{
+				URL: bare, Workdir: filepath.Join(base, "clone"),
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			if _, changed, err := r.Commit(files, commitRoots, "first"); err != nil || !changed {
+				b.Fatalf("first commit: changed=%v err=%v", changed, err)
+			}
+			first := time.Since(t0)
+			t0 = time.Now()
+			if err := r.Push(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			push := time.Since(t0)
+
+			b.Run("unchanged", func(b *testing.B) {
+				peak := benchmem.Start()
+				for b.Loop() {
+					if _, changed, err := r.Commit(files, commitRoots, "again"); err != nil || changed {
+						b.Fatalf("unchanged world: changed=%v err=%v", changed, err)
+					}
+				}
+				b.ReportMetric(float64(len(files)), "files")
+				b.ReportMetric(float64(first.Milliseconds()), "first-commit-ms")
+				b.ReportMetric(float64(push.Milliseconds()), "first-push-ms")
+				peak.Report(b)
+			})
+			b.Run("one-file", func(b *testing.B) {
+				var victim string
+				for p := range files {
+					if strings.HasPrefix(p, render.StatusDir+"/") && p > victim {
+						victim = p
+					}
+				}
+				orig := files[victim]
+				i := 0
+				for b.Loop() {
+					i++
+					files[victim] = append(append([]byte{}, orig...), fmt.Sprintf("# %d\n", i)...)
+					if _, changed, err := r.Commit(files, commitRoots, "one"); err != nil || !changed {
+						b.Fatalf("changed=%v err=%v", changed, err)
+					}
+				}
+				files[victim] = orig
+			})
+			b.Run("go-git-status", func(b *testing.B) {
+				repo, err := git.PlainOpen(filepath.Join(base, "clone"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				wt, err := repo.Worktree()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := wt.Status(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -1,7 +1,33 @@
-// Package gitsync owns the rendered repository on disk and in Git: writing
-// the rendered tree so that it holds exactly what was rendered (and nothing
-// stale), deciding whether anything changed, and, with go-git, committing
-// and pushing.
+// Package gitsync owns the rendered repository on disk and in Git.
 //
-// It does not decide what to render and never reads cluster credentials.
+// On disk: WriteTree makes the managed roots (clusters/, status/, inputs/,
+// clusterset.yaml) hold exactly what was rendered, rewriting only files
+// whose bytes differ and removing stale ones; DiffTree shows what the next
+// write would change.
+//
+// In Git, with go-git (no git binary needed except by go-git's own file://
+// transport):
+//   - Open uses a local non-bare repository in place or clones any other
+//     URL (bare path, file://, https://, ssh://, user@host:path) into a
+//     workdir, reusing an earlier clone there; an empty remote works.
+//     Branch and sub-path come from Options; AuthFrom turns the config's
+//     credential references into a transport.AuthMethod (https token, ssh
+//     key checked against known_hosts).
+//   - Head, ReadFile and Files read a commit's tree (for apply --ref and
+//     for the last known inputs), never the worktree.
+//   - Commit decides "changed" by comparing blob hashes of the rendered
+//     files with the HEAD tree (cached between commits), not by
+//     Worktree.Status; it stages only changed and removed paths, reuses
+//     untouched subtrees, and commits as Options.Author at Options.Clock.
+//   - Push reports a non-fast-forward rejection as ErrPushRejected;
+//     ResetToRemote fetches and hard-resets; Publish runs produce, Commit,
+//     Push with bounded fetch/reset/re-render retries.
+//   - Message writes the reviewer-facing commit message from the previous
+//     and next render.Report; SnapshotDigest names a set of inputs for its
+//     trailer.
+//
+// It does not decide what to render, never reads cluster credentials, and
+// never puts a Git credential in an error or log line (URL passwords and
+// tokens are scrubbed from transport errors). A Repo is not safe for
+// concurrent use.
 package gitsync

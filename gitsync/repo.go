@@ -54,6 +54,9 @@ type Repo struct {
 	// secrets are scrubbed from every error that may quote a transport
 	// message (tokens, URL passwords).
 	secrets []string
+	// cache holds the blob hashes of the HEAD tree under the roots last
+	// asked for, so the steady state does not re-read the tree.
+	cache headCache
 }
 
 const remoteName = "origin"

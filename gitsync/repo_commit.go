@@ -45,31 +45,15 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	sums := make([]plumbing.Hash, len(paths))
-	_ = forEach(len(paths), func(i int) error {
-		sums[i] = plumbing.ComputeHash(plumbing.BlobObject, files[paths[i]])
-		return nil
-	})
+	sums := hashAll(files, paths)
 	d := &headDiff{head: head, hashes: make(map[string]plumbing.Hash, len(paths))}
 	for i, p := range paths {
 		d.hashes[p] = sums[i]
 	}
 
-	have := map[string]plumbing.Hash{}
-	if !head.IsZero() {
-		tree, err := r.commitTree(head)
-		if err != nil {
-			return nil, err
-		}
-		for _, root := range roots {
-			err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash) error {
-				have[name] = h
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("reading %s at %s: %w", root, head, err)
-			}
-		}
+	have, err := r.headBlobs(head, roots)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range paths {
 		if h, ok := have[p]; !ok || h != d.hashes[p] {
@@ -126,6 +110,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 	if err := r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(r.branch, hash), old); err != nil {
 		return head, false, fmt.Errorf("moving branch %s to %s: %w", r.opts.Branch, hash, err)
 	}
+	r.cache.advance(hash, d)
 	if err := r.stage(d); err != nil {
 		return hash, true, fmt.Errorf("committed %s but updating the index failed: %w", hash, err)
 	}
@@ -158,8 +143,12 @@ func (r *Repo) storeBlobs(files map[string][]byte, paths []string, hashes map[st
 		if err := w.Close(); err != nil {
 			return err
 		}
-		if _, err := s.SetEncodedObject(obj); err != nil {
+		stored, err := s.SetEncodedObject(obj)
+		if err != nil {
 			return fmt.Errorf("storing %s: %w", p, err)
+		}
+		if stored != h {
+			return fmt.Errorf("storing %s: object name %s, expected %s", p, stored, h)
 		}
 	}
 	return nil
