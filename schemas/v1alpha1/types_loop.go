@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Duration is a Go duration string such as "10s" or "1h30m". "0" or empty
-// means the field's default; staleAfter treats both as never.
+// Duration is a Go duration string such as "10s" or "1h30m". Empty means
+// the field's default; "0" means none (no debounce, no commit pacing,
+// staleAfter never) where the field allows it.
 type Duration string
 
 // Get parses d, returning def when d is empty.
@@ -85,10 +86,11 @@ type SyncOptions struct {
 	// the exports are dropped in a commit that says why.
 	StaleAfter Duration `json:"staleAfter,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$"`
 	// MinCommitInterval is the least time between two commits of run, so
-	// endpoint churn does not make a commit per pod. Defaults to 10s.
+	// endpoint churn does not make a commit per pod. Defaults to 10s; "0"
+	// turns pacing off.
 	MinCommitInterval Duration `json:"minCommitInterval,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=10s"`
 	// Debounce is how long run waits after a change for more before it
-	// starts a cycle. Defaults to 100ms.
+	// starts a cycle. Defaults to 100ms; "0" starts at once.
 	Debounce Duration `json:"debounce,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=100ms"`
 	// ResyncInterval is how often run does a full cycle without any watch
 	// event, to repair drift. Defaults to 5m.
@@ -138,8 +140,13 @@ func (s SyncOptions) Timings() Timings {
 	if s.PushRetries == 0 {
 		t.PushRetries = DefaultPushRetries
 	}
+	// Neither can be zero: a read without a deadline could hang a cycle,
+	// and a zero resync has no meaning.
 	if t.MemberTimeout == 0 {
 		t.MemberTimeout = DefaultMemberTimeout
+	}
+	if t.ResyncInterval == 0 {
+		t.ResyncInterval = DefaultResyncInterval
 	}
 	return t
 }
