@@ -30,7 +30,7 @@ import (
 // world is a ClusterSet of real apiservers, a bare Git remote on disk and
 // a loop wired the way the sync command wires it.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	members []*envtest.Cluster
 	dir     string // holds clusterset.yaml and the kubeconfigs
 	remote  string // bare repository
@@ -40,7 +40,7 @@ type world struct {
 
 // newWorld starts n members and writes a clusterset.yaml for them; extra
 // is appended under spec (e.g. a sync: block).
-func newWorld(t *testing.T, n int, extra string) *world {
+func newWorld(t testing.TB, n int, extra string) *world {
 	t.Helper()
 	w := &world{t: t, members: envtest.Start(t, n), dir: t.TempDir()}
 	w.remote = filepath.Join(t.TempDir(), "remote.git")
@@ -79,7 +79,7 @@ func (w *world) newLoop(workdir string) *reconcile.Loop {
 	return &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
@@ -118,7 +118,7 @@ func (w *world) remoteHead() (string, string) {
 // export creates namespace, Service, ServiceExport and one EndpointSlice
 // with ready endpoints in member, as a workload owner and the endpoint
 // slice controller would.
-func export(t *testing.T, m *envtest.Cluster, ns, name string, port int32, addrs ...string) {
+func export(t testing.TB, m *envtest.Cluster, ns, name string, port int32, addrs ...string) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, ns))
@@ -146,14 +146,14 @@ func export(t *testing.T, m *envtest.Cluster, ns, name string, port int32, addrs
 }
 
 // unexport deletes the ServiceExport only; the Service stays.
-func unexport(t *testing.T, m *envtest.Cluster, ns, name string) {
+func unexport(t testing.TB, m *envtest.Cluster, ns, name string) {
 	t.Helper()
 	err := m.Client.Delete(context.Background(), &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 	require.NoError(t, client.IgnoreNotFound(err))
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+func eventually(t testing.TB, d time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+// runLoop starts the controller on w in the background, with metrics and
+// probes served on a free port, and stops it when the test ends.
+func runLoop(t testing.TB, w *world) (metricsAddr string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := reconcile.NewMetrics()
+	w.loop.Metrics = m
+	probes := &reconcile.Probes{}
+	addr, served, err := reconcile.Serve(ctx, "127.0.0.1:0", m, probes)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.loop.Run(ctx, reconcile.RunOptions{Grace: 10 * time.Second, Ready: func() { probes.SetReady(true) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done, "run returns cleanly on shutdown")
+		assert.NoError(t, <-served)
+	})
+	return addr
+}
+
+func httpGet(t testing.TB, url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestRunExportToImport: the controller notices a new export in member 1
+// and the import appears in member 3, well within the 20 s the MCS
+// conformance suite allows; metrics and probes say so.
+func TestRunExportToImport(t *testing.T) {
+	w := newWorld(t, 3, "    minCommitInterval: \"0\"\n")
+	ctx := context.Background()
+	c1, c3 := w.member("cluster-1"), w.member("cluster-3")
+	for _, m := range w.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "httpbin"))
+	}
+	addr := runLoop(t, w)
+	eventually(t, 20*time.Second, func() bool { code, _ := httpGet(t, "http://"+addr+"/readyz"); return code == 200 },
+		"not ready after the first cycle")
+
+	start := time.Now()
+	export(t, c1, "httpbin", "httpbin", 80, "10.1.0.10")
+	eventually(t, 20*time.Second, func() bool { return exists(c3.Client, &mcsv1alpha1.ServiceImport{}, "httpbin", "httpbin") },
+		"ServiceImport not in cluster-3 after 20 s")
+	t.Logf("export in cluster-1 -> ServiceImport in cluster-3: %s", time.Since(start).Round(time.Millisecond))
+
+	code, body := httpGet(t, "http://"+addr+"/metrics")
+	require.Equal(t, 200, code)
+	for _, want := range []string{
+		"mcs_gitops_commits_total", `mcs_gitops_member_reachable{member="cluster-2"} 1`,
+		`mcs_gitops_cycles_total{outcome="ok"}`, "mcs_gitops_exports 1", "mcs_gitops_imports 3",
+		`mcs_gitops_apply_objects_total{action="created",member="cluster-3"}`, "mcs_gitops_cycle_duration_seconds_bucket",
+	} {
+		assert.Contains(t, body, want)
+	}
+	code, _ = httpGet(t, "http://"+addr+"/healthz")
+	assert.Equal(t, 200, code)
+}
+
+// BenchmarkRunExportToImport measures, in the controller, the time from a
+// ServiceExport created in member 1 to its ServiceImport existing in
+// member 3, debounce (100 ms default) included. minCommitInterval is 0:
+// this is the latency of the first change after a quiet interval; under
+// churn, pacing adds up to the interval by design.
+func BenchmarkRunExportToImport(b *testing.B) {
+	const samples = 40
+	w := newWorld(b, 3, "    minCommitInterval: \"0\"\n")
+	ctx := context.Background()
+	c1, c3 := w.member("cluster-1"), w.member("cluster-3")
+	for _, m := range w.members {
+		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "bench"))
+	}
+	w.loop.Log = quietLog()
+	runLoop(b, w)
+	var lat []time.Duration
+	n := 0
+	b.ResetTimer()
+	for b.Loop() {
+		for range samples {
+			name := fmt.Sprintf("svc-%d", n)
+			n++
+			start := time.Now()
+			export(b, c1, "bench", name, 80, "10.1.0.10")
+			for !exists(c3.Client, &mcsv1alpha1.ServiceImport{}, "bench", name) {
+				if time.Since(start) > 20*time.Second {
+					b.Fatalf("%s not imported after 20 s", name)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSyncNoChange: one full sync cycle (read 3 members, render,
+// decide nothing changed, apply with no change) on the demo ClusterSet.
+func BenchmarkSyncNoChange(b *testing.B) {
+	w := newWorld(b, 3, "")
+	ctx := context.Background()
+	for _, m := range w.members {
+		objs, err := envtest.LoadObjects("../../fixtures/demo/inputs/" + m.Name + ".yaml")
+		require.NoError(b, err)
+		_, err = m.CreateObjects(ctx, objs)
+		require.NoError(b, err)
+	}
+	w.loop.Log = quietLog()
+	_, err := w.loop.Sync(ctx)
+	require.NoError(b, err)
+	for b.Loop() {
+		out, err := w.loop.Sync(ctx)
+		if err != nil || out.Committed {
+			b.Fatalf("an unchanged world: committed=%v err=%v", out != nil && out.Committed, err)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
