@@ -3,6 +3,8 @@ package clusters
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -124,6 +126,11 @@ func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector s
 			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
 				return // resync or relist of an unchanged object
 			}
+			if kind == "ServiceExport" && o != nil && n != nil && statusOnly(o, n) {
+				// Our own status write-back: acting on it would start a
+				// cycle after every cycle that wrote a condition.
+				return
+			}
 			if relevant(oldObj) || relevant(newObj) {
 				w.notify(w.m.Name)
 			}
@@ -135,6 +142,17 @@ func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector s
 		},
 	})
 	return inf
+}
+
+// statusOnly reports whether an update of a custom resource with a status
+// subresource changed nothing but its status: the spec bumps generation,
+// and metadata the renderer reads is compared directly.
+func statusOnly(o, n metav1.Object) bool {
+	return o.GetGeneration() == n.GetGeneration() &&
+		maps.Equal(o.GetLabels(), n.GetLabels()) &&
+		maps.Equal(o.GetAnnotations(), n.GetAnnotations()) &&
+		slices.Equal(o.GetFinalizers(), n.GetFinalizers()) &&
+		o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 }
 
 // relevant says whether an event on obj may change the member's snapshot.

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -105,6 +107,24 @@ func testWatch(t *testing.T, c1, c2, c3 *envtest.Cluster) {
 	create(t, c2.Client, export("only-in-2", "api"))
 	n.waitFor(t, "cluster-2", 5*time.Second)
 	t.Logf("ServiceExport create → notify in %s", time.Since(begin))
+
+	// Status written back by apply is not a change; a label is.
+	var exports mcsv1alpha1.ServiceExportList
+	if err := c2.Client.List(ctx, &exports); err != nil || len(exports.Items) == 0 {
+		t.Fatalf("list exports in cluster-2: %v (%d)", err, len(exports.Items))
+	}
+	se := exports.Items[0]
+	se.Status.Conditions = []metav1.Condition{{Type: "Valid", Status: metav1.ConditionTrue, Reason: "Valid",
+		LastTransitionTime: metav1.Now()}}
+	if err := c2.Client.Status().Update(ctx, &se); err != nil {
+		t.Fatal(err)
+	}
+	n.quiet(t, "cluster-2", 1500*time.Millisecond)
+	se.Labels = map[string]string{"team": "payments"}
+	if err := c2.Client.Update(ctx, &se); err != nil {
+		t.Fatal(err)
+	}
+	n.waitFor(t, "cluster-2", 5*time.Second)
 
 	// Objects mcs-gitops applied and Services nobody exports are not changes.
 	create(t, c1.Client, svc("httpbin", "derived-abc", false, ours), svc("httpbin", "plain", false, nil),
