@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -27,6 +28,9 @@ type Applier struct {
 	Log *slog.Logger
 	// Now stamps condition transitions; nil means time.Now.
 	Now func() time.Time
+	// Memory, when set, carries what was applied from one Apply to the
+	// next so unchanged objects cost no API calls; nil applies everything.
+	Memory *Memory
 }
 
 // New returns an Applier for one member of a ClusterSet.
@@ -102,11 +106,19 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return fail(err)
 	}
-	toApply, err := a.checkCollisions(ctx, desired, res)
+	fresh, known := a.Memory.split(desired, a.now())
+	for _, d := range desired {
+		if known[keyOf(d.obj)] {
+			res.Unchanged = append(res.Unchanged, describe(d.obj))
+		}
+	}
+	toApply, err := a.checkCollisions(ctx, fresh, res)
 	if err != nil {
+		a.Memory.Forget()
 		return fail(err)
 	}
 	if err := a.applyStaged(ctx, toApply, res); err != nil {
+		a.Memory.Forget()
 		return fail(err)
 	}
 
@@ -119,12 +131,18 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	for _, d := range toApply {
 		applied[keyOf(d.obj)] = true
 	}
-	if err := a.writeBack(ctx, desired, applied, report, res); err != nil {
+	// Objects applied in an earlier cycle count as ours for the spec.ips
+	// lookup; only the fresh ones get their status written again.
+	owned := maps.Clone(applied)
+	maps.Copy(owned, known)
+	if err := a.writeBack(ctx, toApply, owned, report, res); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
+		a.Memory.Forget()
 		return fail(err)
 	}
+	a.Memory.remember(desired, applied)
 	a.logResult(res)
 	return res, nil
 }

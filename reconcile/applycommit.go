@@ -29,7 +29,12 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 		if m.Err != nil {
 			continue
 		}
-		targets = append(targets, apply.New(m.Client, l.Config.Metadata.Name, m.Name, l.log()))
+		a := apply.New(m.Client, l.Config.Metadata.Name, m.Name, l.log())
+		if only != nil {
+			// A sync cycle; apply --ref (only == nil) always applies in full.
+			a.Memory = l.memory(m.Name)
+		}
+		targets = append(targets, a)
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)
 	l.observeApply(results)

@@ -2,8 +2,10 @@ package reconcile
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -37,6 +39,15 @@ type Loop struct {
 	Metrics *Metrics
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
+
+	// memories keep, per member, what was last applied, so a cycle only
+	// sends what changed; forgotten every resyncInterval.
+	memories sync.Map // member name -> *apply.Memory
+}
+
+func (l *Loop) memory(member string) *apply.Memory {
+	m, _ := l.memories.LoadOrStore(member, apply.NewMemory(l.Config.Spec.Sync.Timings().ResyncInterval))
+	return m.(*apply.Memory)
 }
 
 func (l *Loop) now() time.Time {

@@ -1,0 +1,84 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Memory remembers what an Applier last applied successfully, object by
+// object, so that the next apply of the same bytes skips that object's
+// collision check, dry run, apply and status write: a cycle then costs API
+// calls in proportion to what changed, not to everything imported. The
+// whole memory is forgotten after MaxAge (the loop's resync interval), so
+// drift, e.g. someone editing an imported object, is still repaired.
+type Memory struct {
+	// MaxAge bounds how long an object may go without a real apply.
+	MaxAge time.Duration
+
+	mu      sync.Mutex
+	since   time.Time
+	applied map[objKey][32]byte
+}
+
+// NewMemory returns an empty Memory forgotten every maxAge.
+func NewMemory(maxAge time.Duration) *Memory { return &Memory{MaxAge: maxAge} }
+
+// Forget makes the next apply do everything.
+func (m *Memory) Forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applied = nil
+}
+
+// split partitions desired into the objects to apply and the keys of the
+// ones applied before with identical content.
+func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredObject, known map[objKey]bool) {
+	known = map[objKey]bool{}
+	if m == nil {
+		return desired, known
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.applied == nil || (m.MaxAge > 0 && now.Sub(m.since) > m.MaxAge) {
+		m.applied, m.since = map[objKey][32]byte{}, now
+	}
+	for _, d := range desired {
+		if h, ok := m.applied[keyOf(d.obj)]; ok && h == digest(d) {
+			known[keyOf(d.obj)] = true
+			continue
+		}
+		fresh = append(fresh, d)
+	}
+	return fresh, known
+}
+
+// remember records the objects just applied and drops the ones no longer
+// desired.
+func (m *Memory) remember(desired []desiredObject, applied map[objKey]bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := map[objKey]bool{}
+	for _, d := range desired {
+		k := keyOf(d.obj)
+		want[k] = true
+		if applied[k] {
+			m.applied[k] = digest(d)
+		}
+	}
+	for k := range m.applied {
+		if !want[k] {
+			delete(m.applied, k)
+		}
+	}
+}
+
+// digest covers the object and the status rendered with it.
+func digest(d desiredObject) [32]byte {
+	b, _ := json.Marshal([]any{d.obj.Object, d.status})
+	return sha256.Sum256(b)
+}
