@@ -89,6 +89,10 @@ func TestRunExportToImport(t *testing.T) {
 // churn, pacing adds up to the interval by design.
 func BenchmarkRunExportToImport(b *testing.B) {
 	const samples = 40
+	// The watch logs through the default logger; keep the result lines
+	// readable.
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(quietLog())
 	w := newWorld(b, 3, "    minCommitInterval: \"0\"\n")
 	ctx := context.Background()
 	c1, c3 := w.member("cluster-1"), w.member("cluster-3")
