@@ -28,20 +28,15 @@ and the commit no longer holds are pruned; nothing else is touched.
   mcs-gitops apply --config clusterset.yaml --repo . --ref 3f2c9a1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			e, err := f.connect(ctx, cmd)
+			_, loop, err := f.openLoop(cmd, nil)
 			if err != nil {
 				return err
 			}
-			repo, err := f.openRepo(ctx, e)
-			if err != nil {
-				return err
-			}
-			hash, err := repo.Resolve(ref)
+			hash, err := loop.Repo.Resolve(ref)
 			if err != nil {
 				return &exitError{2, fmt.Errorf("--ref %s: %w", ref, err)}
 			}
-			results, err := e.loop(repo, nil).ApplyRef(ctx, hash)
+			results, err := loop.ApplyRef(cmd.Context(), hash)
 			printOutcome(cmd.OutOrStdout(), &reconcile.Outcome{Applied: results})
 			return loopExit(err)
 		},

@@ -22,16 +22,11 @@ read); 2 invalid config or flags; 3 the repository could not be opened.`,
 		Example: `  mcs-gitops diff --config clusterset.yaml --repo .`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			e, err := f.connect(ctx, cmd)
+			_, loop, err := f.openLoop(cmd, nil)
 			if err != nil {
 				return err
 			}
-			repo, err := f.openRepo(ctx, e)
-			if err != nil {
-				return err
-			}
-			d, err := e.loop(repo, nil).Diff(ctx)
+			d, err := loop.Diff(cmd.Context())
 			if err != nil {
 				return loopExit(err)
 			}

@@ -183,6 +183,20 @@ func (f *loopFlags) credentialReader(ctx context.Context, e *env) func(*v1alpha1
 	}
 }
 
+// openLoop connects to the members and opens the repository: the start of
+// every command that reads the clusters and commits or applies.
+func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *reconcile.Loop, error) {
+	e, err := f.connect(cmd.Context(), cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo, err := f.openRepo(cmd.Context(), e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, e.loop(repo, m), nil
+}
+
 // loop builds the reconcile loop over an open repository.
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
 	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m}

@@ -40,16 +40,11 @@ exports stay imported elsewhere (see spec.sync.staleAfter).
   mcs-gitops sync --config /etc/mcs-gitops/clusterset.yaml --workdir /var/lib/mcs-gitops`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			e, err := f.connect(ctx, cmd)
+			_, loop, err := f.openLoop(cmd, nil)
 			if err != nil {
 				return err
 			}
-			repo, err := f.openRepo(ctx, e)
-			if err != nil {
-				return err
-			}
-			out, err := e.loop(repo, nil).Sync(ctx)
+			out, err := loop.Sync(cmd.Context())
 			printOutcome(cmd.OutOrStdout(), out)
 			return loopExit(err)
 		},
