@@ -1,6 +1,6 @@
 # mcs-gitops developer and CI entry points. `make` alone lists the targets.
 #
-# Overridable: GO, TESTBIN (where kube-apiserver and etcd are built; defaults to
+# Overridable: GO, TESTBIN (where kube-apiserver, etcd and CoreDNS are built; defaults to
 # $MCS_GITOPS_TESTBIN, else ~/.cache/mcs-gitops/testbin), FUZZTIME, BENCH_OUT.
 
 SHELL := bash
