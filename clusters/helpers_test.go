@@ -12,6 +12,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -198,13 +199,16 @@ func installClusterPropertyCRD(t *testing.T, c client.Client) {
 		}
 		for _, cond := range crd.Status.Conditions {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
+				// Established is not yet in discovery: wait until the
+				// client can map the kind, or the first create races it.
+				_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "about.k8s.io", Kind: "ClusterProperty"}, "v1alpha1")
+				return err == nil, nil
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("ClusterProperty CRD not established: %v", err)
+		t.Fatalf("ClusterProperty CRD not established and discovered: %v", err)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package envtest owns the real control planes mcs-gitops tests run against:
 // one kube-apiserver and etcd per member cluster, started with
 // controller-runtime's envtest from the binaries `make testbin` builds, with the
-// Multi-Cluster Services CRDs installed and dual-stack Service ranges. It also
+// Multi-Cluster Services and Gateway API CRDs installed and dual-stack Service ranges. It also
 // holds the apply helpers those tests share. There are no fakes here: if the
 // binaries are missing, tests fail and say how to build them.
 package envtest
@@ -150,7 +150,7 @@ type launched struct {
 	duration time.Duration
 }
 
-// Launch starts n control planes concurrently, each with the MCS CRDs
+// Launch starts n control planes concurrently, each with the MCS and Gateway API CRDs
 // installed and its default ServiceCIDR ready. On failure every process
 // that did start is stopped again and the error carries the tail of the
 // failing apiserver's and etcd's output. Tests use Start; Launch is for
@@ -175,6 +175,11 @@ func Launch(n int) (*Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("envtest: %w", err)
 		}
+		gw, err := crds.GatewayAPI()
+		if err != nil {
+			return nil, fmt.Errorf("envtest: %w", err)
+		}
+		crdObjs = append(crdObjs, gw...)
 		// Each environment gets its own CRD objects: InstallCRDs writes
 		// server-assigned fields back into them.
 		env := &crenvtest.Environment{

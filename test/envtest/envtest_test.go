@@ -1,6 +1,7 @@
 package envtest_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -375,6 +377,23 @@ func TestHarnessAssetsDirPrecedence(t *testing.T) {
 		}
 		if got != s.want {
 			t.Errorf("after setting %s=%q: AssetsDir() = %q, want %q", s.set, s.value, got, s.want)
+		}
+	}
+}
+
+// Gateway mode renders HTTPRoutes and TCPRoutes; every member the tests
+// start serves them, so the apiserver's own validation can judge them.
+func TestGatewayAPIServed(t *testing.T) {
+	c := envtest.Start(t, 1)[0]
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRouteList"},
+		{Group: "gateway.networking.k8s.io", Version: "v1alpha2", Kind: "TCPRouteList"},
+		{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayList"},
+	} {
+		var l unstructured.UnstructuredList
+		l.SetGroupVersionKind(gvk)
+		if err := c.Client.List(context.Background(), &l); err != nil {
+			t.Errorf("%s: %v", gvk, err)
 		}
 	}
 }
