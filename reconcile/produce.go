@@ -1,9 +1,7 @@
 package reconcile
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 
@@ -17,13 +15,11 @@ import (
 
 // tree is one rendered repository state, ready to commit.
 type tree struct {
-	files   map[string][]byte
-	report  *render.Report
-	health  []clusters.Health
-	prev    *render.Report
-	events  []string
-	digest  string
-	members int
+	files  map[string][]byte
+	report *render.Report
+	prev   *render.Report
+	events []string
+	digest string
 }
 
 // committed is what the last commit says about the world: the snapshots to
@@ -127,9 +123,8 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 		}
 	}
 	return &tree{
-		files: files, report: &out.Report, health: health, prev: prev.report,
+		files: files, report: &out.Report, prev: prev.report,
 		events: healthEvents(prev.health, health), digest: gitsync.SnapshotDigest(inputs),
-		members: len(out.Members),
 	}, nil
 }
 
@@ -182,6 +177,3 @@ func sinceString(h clusters.Health) string {
 	}
 	return h.UnreachableSince.UTC().Format("2006-01-02T15:04:05Z")
 }
-
-// notFound reports whether err means a path is absent from a commit.
-func notFound(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,7 +1,6 @@
 package dns
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 
 	mdns "github.com/miekg/dns"
 	"k8s.io/client-go/rest"
+
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
 
 const (
@@ -92,7 +93,7 @@ func Start(t testing.TB, cfg *rest.Config, zone string) (addr string) {
 type server struct {
 	addr, readyURL, corefile string
 	cmd                      *exec.Cmd
-	out                      *tailBuffer
+	out                      *envtest.TailBuffer
 	done                     chan struct{} // closed when the process has exited
 	waitErr                  error         // valid after done is closed
 	stopOnce                 sync.Once
@@ -115,7 +116,7 @@ func launch(bin, dir, zone, kubeconfig string) (*server, error) {
 		addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(dnsPort)),
 		readyURL: fmt.Sprintf("http://127.0.0.1:%d/ready", readyPort),
 		corefile: corefilePath,
-		out:      &tailBuffer{limit: outputTail},
+		out:      &envtest.TailBuffer{Limit: outputTail},
 		done:     make(chan struct{}),
 	}
 	s.cmd = exec.Command(bin, "-conf", corefilePath)
@@ -234,31 +235,4 @@ next:
 		out = append(out, kv)
 	}
 	return out
-}
-
-// tailBuffer keeps the last limit bytes written to it; CoreDNS writes from
-// the process's copying goroutines while a failing test reads it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   bytes.Buffer
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if over := b.buf.Len() - b.limit; over > 0 {
-		b.buf.Next(over)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() == 0 {
-		return "(no output)"
-	}
-	return b.buf.String()
 }

@@ -7,7 +7,6 @@
 package envtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -146,7 +145,7 @@ type Fleet struct {
 
 type launched struct {
 	env      *crenvtest.Environment
-	out      *tailBuffer
+	out      *TailBuffer
 	duration time.Duration
 }
 
@@ -189,7 +188,7 @@ func Launch(n int) (*Fleet, error) {
 			ControlPlaneStartTimeout: startTimeout,
 			AttachControlPlaneOutput: attach,
 		}
-		out := &tailBuffer{limit: outputTail}
+		out := &TailBuffer{Limit: outputTail}
 		api := env.ControlPlane.GetAPIServer()
 		api.Path = apiserverPath
 		api.Configure().Set("service-cluster-ip-range", ServiceCIDRs)
@@ -296,30 +295,3 @@ func waitServiceCIDR(c client.Client) error {
 }
 
 func clusterName(i int) string { return fmt.Sprintf("cluster-%d", i+1) }
-
-// tailBuffer keeps the last limit bytes written to it. The processes write from
-// their own goroutines while a failing test may read it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   bytes.Buffer
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if over := b.buf.Len() - b.limit; over > 0 {
-		b.buf.Next(over)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() == 0 {
-		return "(no output captured)"
-	}
-	return b.buf.String()
-}
