@@ -17,6 +17,8 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Services lists every exported service, sorted by namespace and name.
 	Services []ServiceReport `json:"services"`
+	// Gateways lists the members with a gateway, sorted by member.
+	Gateways []GatewayReport `json:"gateways,omitempty"`
 }
 
 // ServiceReport is one namespace/name exported from at least one member.
@@ -34,6 +36,13 @@ type ServiceReport struct {
 	MissingNamespace []string `json:"missingNamespace,omitempty"`
 	// Endpoints counts the ready endpoints each contributing member gives.
 	Endpoints map[string]int `json:"endpoints,omitempty"`
+	// Policies are the GlobalTrafficPolicies of the consuming members that
+	// have one for this service, sorted by member.
+	Policies []PolicyReport `json:"policies,omitempty"`
+	// Warnings about this service that are not an export's condition: a
+	// member that cannot reach another's endpoints, a port a gateway cannot
+	// carry.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ExportReport is the outcome for one ServiceExport.

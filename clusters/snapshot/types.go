@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // ClusterIDProperty is the KEP-2149 ClusterProperty whose value is the
@@ -23,4 +25,16 @@ type Snapshot struct {
 	ServiceExports []mcsv1alpha1.ServiceExport
 	Services       []corev1.Service
 	EndpointSlices []discoveryv1.EndpointSlice
+	// GlobalTrafficPolicies of the member, status left out.
+	GlobalTrafficPolicies []v1alpha1.GlobalTrafficPolicy
+	// GatewayAddresses are what the member's gateway host resolved to when
+	// it was read, sorted; empty when the host is an IP address (the
+	// config says it) or there is no gateway. Stored in the snapshot file
+	// as the ClusterProperty GatewayAddressesProperty, comma-separated.
+	GatewayAddresses []string
 }
+
+// GatewayAddressesProperty is the ClusterProperty name under which a
+// snapshot file records the resolved gateway addresses. mcs-gitops writes
+// it into the snapshot only; it is not read from or written to a cluster.
+const GatewayAddressesProperty = "gateway-addresses.mcs-gitops.io"

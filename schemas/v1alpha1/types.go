@@ -46,6 +46,10 @@ const (
 	// ModeFlat means pod IPs are routable between clusters: imported
 	// EndpointSlices mirror the source member's endpoints.
 	ModeFlat DataPathMode = "flat"
+	// ModeGateway means the member's pods are reachable only through its
+	// east-west gateway: its exports are published as Gateway API routes
+	// on that gateway, and other members reach them at the gateway address.
+	ModeGateway DataPathMode = "gateway"
 )
 
 // Member is one cluster of the ClusterSet.
@@ -64,13 +68,21 @@ type Member struct {
 	Zone string `json:"zone,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
 	// Group of the member, part of its cluster key. Defaults to "default".
 	Group string `json:"group,omitempty" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63;default=default"`
-	// Mode is the data-path mode of the member. Only "flat" exists so far.
-	Mode DataPathMode `json:"mode,omitempty" schema:"enum=flat;default=flat"`
+	// Mode is the data-path mode of the member: "flat" (pod IPs routable
+	// from the other flat members) or "gateway" (reachable only through
+	// its gateway, which must then be set).
+	Mode DataPathMode `json:"mode,omitempty" schema:"enum=flat|gateway;default=flat"`
 	// Kubeconfig says where the credentials to reach the member live. They
 	// are never written into this file.
 	Kubeconfig KubeconfigRef `json:"kubeconfig,omitempty"`
-	// Gateway is the member's east-west gateway, for the gateway data-path mode.
+	// Gateway is the member's east-west gateway. Required in gateway mode;
+	// a flat member may have one too, so gateway members can reach it and
+	// weighted traffic policies can be rendered for it.
 	Gateway *Gateway `json:"gateway,omitempty"`
+	// Mesh says the member runs a service mesh that reads Gateway API
+	// routes attached to Services (GAMMA). Weighted traffic policies are
+	// then rendered as an HTTPRoute on the derived Service.
+	Mesh bool `json:"mesh,omitempty"`
 }
 
 // KubeconfigRef points at a member's credentials without containing them.
@@ -97,13 +109,36 @@ type SecretKeyRef struct {
 	Key string `json:"key,omitempty" schema:"default=value"`
 }
 
-// Gateway is a member's east-west gateway address.
+// Gateway is a member's east-west gateway: where other members reach it,
+// and the Gateway API Gateway the rendered routes attach to.
 type Gateway struct {
 	// Host is an IP address or DNS name other members reach the gateway at.
+	// A DNS name is resolved when the member is read; the addresses are
+	// recorded in its snapshot and are what the rendered slices point at.
 	Host string `json:"host" schema:"maxLength=253"`
-	// Port of the gateway's HTTP listener. Defaults to 80.
+	// Port of the gateway's HTTP listener, which serves every exported HTTP
+	// port by hostname. Defaults to 80.
 	Port int32 `json:"port,omitempty" schema:"minimum=1;maximum=65535;default=80"`
+	// Namespace of the Gateway object the rendered routes attach to.
+	Namespace string `json:"namespace" schema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$;maxLength=63"`
+	// Name of the Gateway object the rendered routes attach to.
+	Name string `json:"name" schema:"maxLength=253"`
+	// TCPPorts is the range of gateway ports allocated to exported non-HTTP
+	// ports, one listener each. Without it such ports cannot be exported
+	// through the gateway.
+	TCPPorts *PortRange `json:"tcpPorts,omitempty"`
 }
+
+// PortRange is an inclusive range of port numbers.
+type PortRange struct {
+	// From is the first port of the range.
+	From int32 `json:"from" schema:"minimum=1;maximum=65535"`
+	// To is the last port of the range, at least From.
+	To int32 `json:"to" schema:"minimum=1;maximum=65535"`
+}
+
+// Contains reports whether port p is in the range.
+func (r *PortRange) Contains(p int32) bool { return r != nil && p >= r.From && p <= r.To }
 
 // ServiceImportAPIVersion is the API version of the emitted ServiceImports.
 type ServiceImportAPIVersion string

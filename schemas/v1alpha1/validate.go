@@ -68,8 +68,12 @@ func (c *ClusterSet) validate() ErrorList {
 		}
 		switch m.Mode {
 		case ModeFlat:
+		case ModeGateway:
+			if m.Gateway == nil {
+				add(p+".gateway", "required in gateway mode: other members reach this member only through its gateway")
+			}
 		default:
-			add(p+".mode", "unsupported data-path mode %q (supported: %s)", m.Mode, ModeFlat)
+			add(p+".mode", "unsupported data-path mode %q (supported: %s, %s)", m.Mode, ModeFlat, ModeGateway)
 		}
 		errs = append(errs, m.Kubeconfig.validate(p+".kubeconfig")...)
 		if g := m.Gateway; g != nil {
@@ -81,6 +85,26 @@ func (c *ClusterSet) validate() ErrorList {
 			}
 			if g.Port < 1 || g.Port > 65535 {
 				add(p+".gateway.port", "%d is not a port number (1-65535)", g.Port)
+			}
+			if g.Namespace == "" {
+				add(p+".gateway.namespace", "required: the namespace of the Gateway the routes attach to")
+			} else {
+				dnsLabel(p+".gateway.namespace", g.Namespace)
+			}
+			if g.Name == "" {
+				add(p+".gateway.name", "required: the name of the Gateway the routes attach to")
+			} else if msgs := validation.IsDNS1123Subdomain(g.Name); len(msgs) > 0 {
+				add(p+".gateway.name", "%q is not a valid object name: %s", g.Name, strings.Join(msgs, "; "))
+			}
+			if r := g.TCPPorts; r != nil {
+				switch {
+				case r.From < 1 || r.From > 65535 || r.To < 1 || r.To > 65535:
+					add(p+".gateway.tcpPorts", "%d-%d is not a range of port numbers (1-65535)", r.From, r.To)
+				case r.From > r.To:
+					add(p+".gateway.tcpPorts", "from %d is after to %d", r.From, r.To)
+				case r.Contains(g.Port):
+					add(p+".gateway.tcpPorts", "%d-%d contains the HTTP listener port %d", r.From, r.To, g.Port)
+				}
 			}
 		}
 	}
