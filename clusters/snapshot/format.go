@@ -38,6 +38,22 @@ func Format(s *Snapshot) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(c.GatewayAddresses) > 0 {
+		// Normalized here too, so a snapshot built in code formats to
+		// what Parse accepts and to the same bytes as its parsed self.
+		addrs, err := NormalizeGatewayAddresses(c.GatewayAddresses)
+		if err != nil {
+			return nil, fmt.Errorf("member %q: gateway addresses: %w", c.Member, err)
+		}
+		if err := emit(map[string]any{
+			"apiVersion": "about.k8s.io/v1alpha1",
+			"kind":       "ClusterProperty",
+			"metadata":   map[string]any{"name": GatewayAddressesProperty},
+			"spec":       map[string]any{"value": formatGatewayAddresses(addrs)},
+		}); err != nil {
+			return nil, err
+		}
+	}
 	for _, ns := range c.Namespaces {
 		out := corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
@@ -72,6 +88,12 @@ func Format(s *Snapshot) ([]byte, error) {
 		out := normalizeSlice(sl)
 		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("EndpointSlice %s/%s: %w", sl.Namespace, sl.Name, err)
+		}
+	}
+	for _, gtp := range c.GlobalTrafficPolicies {
+		out := normalizePolicy(gtp)
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", gtp.Namespace, gtp.Name, err)
 		}
 	}
 	return buf.Bytes(), nil

@@ -52,6 +52,10 @@ func FuzzParseSnapshot(f *testing.F) {
 		"", "---", "--- \n---\n", "null", "[]", "a: [", "apiVersion: v1\nkind: List\nitems: [null, 1]",
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}",
 		"apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: x}",
+		"apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: gateway-addresses.mcs-gitops.io}\nspec: {value: \"192.0.2.7, fd00::01,192.0.2.7\"}",
+		"apiVersion: mcs-gitops.io/v1alpha1\nkind: GlobalTrafficPolicy\nmetadata: {name: web, namespace: shop}\nspec:\n  lbType: ActiveActive\n  targets:\n  - {clusterKey: //default/b, weight: 2}\n  - {clusterKey: r/z/default/c}\nstatus: {clusters: [b]}",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: mcs-gitops.io/v1alpha1\n  kind: GlobalTrafficPolicy\n  metadata: {name: web, namespace: shop}\n  spec: {lbType: FailOver}\n" +
+			"- apiVersion: mcs-gitops.io/v1alpha1\n  kind: GlobalTrafficPolicy\n  metadata: {name: api, namespace: shop, deletionTimestamp: \"2026-10-01T00:00:00Z\"}\n  spec: {lbType: Locality, targets: [{clusterKey: //default/a, weight: -1}]}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // MaxObjectBytes bounds one object, the same order as etcd's request limit:
@@ -139,22 +141,43 @@ func (p *parser) object(line int, js []byte) error {
 		return decodeInto(p, line, tm.Kind, js, &p.s.EndpointSlices, true)
 	case group == mcsv1alpha1.GroupName && tm.Kind == "ServiceExport":
 		return decodeInto(p, line, tm.Kind, js, &p.s.ServiceExports, true)
+	case group == v1alpha1.Group && tm.Kind == v1alpha1.GlobalTrafficPolicyKind:
+		if tm.APIVersion != v1alpha1.APIVersion {
+			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, v1alpha1.APIVersion)
+		}
+		return p.policy(line, js)
 	case group == "about.k8s.io" && tm.Kind == "ClusterProperty":
-		var cp clusterProperty
-		if err := json.Unmarshal(js, &cp); err != nil {
-			return p.errorf(line, "ClusterProperty", "%v", err)
-		}
-		if cp.Metadata.Name != ClusterIDProperty {
-			return nil
-		}
+		return p.clusterProperty(line, js)
+	}
+	return nil
+}
+
+// clusterProperty reads the two ClusterProperties a snapshot uses, the
+// cluster ID and the resolved gateway addresses, and ignores the others.
+func (p *parser) clusterProperty(line int, js []byte) error {
+	var cp clusterProperty
+	if err := json.Unmarshal(js, &cp); err != nil {
+		return p.errorf(line, "ClusterProperty", "%v", err)
+	}
+	ref := "ClusterProperty " + cp.Metadata.Name
+	switch cp.Metadata.Name {
+	case ClusterIDProperty:
 		if p.s.ClusterID != "" {
-			return p.errorf(line, "ClusterProperty "+ClusterIDProperty, "appears twice")
+			return p.errorf(line, ref, "appears twice")
 		}
 		if cp.Spec.Value == "" {
-			return p.errorf(line, "ClusterProperty "+ClusterIDProperty, "spec.value is empty")
+			return p.errorf(line, ref, "spec.value is empty")
 		}
 		p.s.ClusterID = cp.Spec.Value
-		return nil
+	case GatewayAddressesProperty:
+		if p.s.GatewayAddresses != nil {
+			return p.errorf(line, ref, "appears twice")
+		}
+		addrs, err := parseGatewayAddresses(cp.Spec.Value)
+		if err != nil {
+			return p.errorf(line, ref, "spec.value: %v", err)
+		}
+		p.s.GatewayAddresses = addrs
 	}
 	return nil
 }
@@ -194,6 +217,7 @@ func (s *Snapshot) sort() {
 	sortNamespaced(s.ServiceExports)
 	sortNamespaced(s.Services)
 	sortNamespaced(s.EndpointSlices)
+	sortNamespaced(s.GlobalTrafficPolicies)
 }
 
 func sortNamespaced[T any, PT interface {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // validateObject rejects what a real apiserver would never have returned,
@@ -47,6 +49,11 @@ func validateObject(kind string, o named, namespaced bool) error {
 			for _, m := range validation.IsQualifiedName(strings.ToLower(k)) {
 				bad("spec.exportedAnnotations[%q]: %s", k, m)
 			}
+		}
+	case *v1alpha1.GlobalTrafficPolicy:
+		// Same namespace/name as the Service it steers, so a Service name.
+		if msgs := validation.IsDNS1035Label(obj.Name); obj.Name != "" && len(msgs) > 0 {
+			bad("metadata.name must be a valid Service name: %s", strings.Join(msgs, "; "))
 		}
 	case *corev1.Service:
 		errs = append(errs, validateService(obj)...)
