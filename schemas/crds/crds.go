@@ -1,9 +1,12 @@
 // Package crds gives the CustomResourceDefinitions mcs-gitops installs into a
 // cluster: the upstream Multi-Cluster Services API CRDs, embedded from the
-// sigs.k8s.io/mcs-api module itself, and the Gateway API CRDs gateway mode
-// needs, copied from the sigs.k8s.io/gateway-api module by `go generate`
-// (that module embeds none) and checked byte for byte against it in a test.
-// Neither is ever edited by hand: a module bump is the only way they change.
+// sigs.k8s.io/mcs-api module itself; the Gateway API CRDs gateway mode needs
+// (gatewayapi/), copied from the sigs.k8s.io/gateway-api module by `go
+// generate` (that module embeds none) and checked byte for byte against it
+// in a test; and the project's own GlobalTrafficPolicy CRD (mcsgitops/).
+// The upstream ones are never edited by hand: a module bump is the only way
+// they change. The project's own is written by hand next to its Go type in
+// schemas/v1alpha1, and a test checks that the two name the same fields.
 //
 // It owns decoding those manifests; it does not talk to any cluster.
 package crds

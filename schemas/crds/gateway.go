@@ -8,7 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-//go:generate go run ./gen sigs.k8s.io/gateway-api config/crd/experimental gateway.networking.k8s.io_gatewayclasses.yaml gateway.networking.k8s.io_gateways.yaml gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_referencegrants.yaml gateway.networking.k8s.io_tcproutes.yaml
+//go:generate go run ./gen sigs.k8s.io/gateway-api config/crd/experimental gateway.networking.k8s.io_gatewayclasses.yaml gateway.networking.k8s.io_gateways.yaml gateway.networking.k8s.io_httproutes.yaml gateway.networking.k8s.io_listenersets.yaml gateway.networking.k8s.io_referencegrants.yaml gateway.networking.k8s.io_tcproutes.yaml
 
 // GatewayAPIModule is where the Gateway API CRDs come from; its version is
 // the one in go.mod.
@@ -19,11 +19,14 @@ const GatewayAPIModule = "sigs.k8s.io/gateway-api"
 const GatewayAPIChannelDir = "config/crd/experimental"
 
 // GatewayAPIFiles are the CRDs gateway mode needs: the Gateway routes
-// attach to, its class, the two route kinds, and ReferenceGrant.
+// attach to, its class, the two route kinds, ListenerSet (one per exported
+// service with TCP ports adds their listeners to the member's Gateway
+// without editing it), and ReferenceGrant.
 var GatewayAPIFiles = []string{
 	"gateway.networking.k8s.io_gatewayclasses.yaml",
 	"gateway.networking.k8s.io_gateways.yaml",
 	"gateway.networking.k8s.io_httproutes.yaml",
+	"gateway.networking.k8s.io_listenersets.yaml",
 	"gateway.networking.k8s.io_referencegrants.yaml",
 	"gateway.networking.k8s.io_tcproutes.yaml",
 }

@@ -45,5 +45,6 @@ func TestGatewayAPIServesTheRouteKinds(t *testing.T) {
 	assert.Contains(t, kinds["HTTPRoute"], "v1")
 	assert.Contains(t, kinds["TCPRoute"], "v1alpha2")
 	assert.Contains(t, kinds["Gateway"], "v1")
+	assert.Contains(t, kinds["ListenerSet"], "v1", "one ListenerSet per exported service with TCP ports")
 	assert.Len(t, got, len(GatewayAPIFiles))
 }

@@ -1,0 +1,22 @@
+package crds
+
+import (
+	_ "embed"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+//go:embed mcsgitops/mcs-gitops.io_globaltrafficpolicies.yaml
+var globalTrafficPolicyCRD []byte
+
+// GlobalTrafficPolicy returns the CRD of the project's own
+// GlobalTrafficPolicy (mcs-gitops.io/v1alpha1, namespaced, status
+// subresource). Every member that uses traffic policies needs it installed;
+// mcs-gitops reads the policies there and writes their status.
+func GlobalTrafficPolicy() (*apiextensionsv1.CustomResourceDefinition, error) {
+	out, err := decode(embedded{"globaltrafficpolicies.mcs-gitops.io", globalTrafficPolicyCRD})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
