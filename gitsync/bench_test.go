@@ -79,7 +79,7 @@ func benchDir(b *testing.B) string {
 }
 
 func renderFiles(b testing.TB, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) map[string][]byte {
-	out, err := render.Render(cfg, snaps)
+	out, err := render.Render(cfg, snaps, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 				b.StartTimer()
 
 				t0 := time.Now()
-				out, err := render.Render(cfg, snaps)
+				out, err := render.Render(cfg, snaps, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -209,7 +209,7 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 				peak := benchmem.Start()
 				b.ResetTimer()
 				for b.Loop() {
-					out, err := render.Render(cfg, snaps)
+					out, err := render.Render(cfg, snaps, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

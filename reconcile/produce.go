@@ -29,6 +29,8 @@ type committed struct {
 	inputs map[string][]byte
 	health map[string]clusters.Health
 	report *render.Report
+	// ports are the gateway port allocations to keep stable.
+	ports render.Allocations
 }
 
 // readCommitted loads the fallback state from commit head. An empty
@@ -53,6 +55,9 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*committed, error) {
 		}
 	}
 	if c.report, err = render.ReadReport(files); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
+	}
+	if c.ports, err = render.ReadAllocations(files); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
 	}
 	return c, nil
@@ -100,7 +105,7 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 	t := l.Config.Spec.Sync.Timings()
 	snaps, health := clusters.ResolveSnapshots(live, lastKnown, prev.health, l.now(), t.StaleAfter)
 	snaps = completeSnapshots(l.memberNames(), snaps)
-	out, err := render.Render(l.Config, snaps)
+	out, err := render.Render(l.Config, snaps, prev.ports)
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}

@@ -62,7 +62,7 @@ func BenchmarkRender(b *testing.B) {
 	for _, w := range benchWorlds() {
 		b.Run(w.name, func(b *testing.B) {
 			cfg, snaps := w.load(b)
-			out, err := render.Render(cfg, snaps)
+			out, err := render.Render(cfg, snaps, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func BenchmarkRender(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				n++
-				if _, err := render.Render(cfg, snaps); err != nil {
+				if _, err := render.Render(cfg, snaps, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -90,7 +90,7 @@ func BenchmarkFiles(b *testing.B) {
 	for _, w := range benchWorlds() {
 		b.Run(w.name, func(b *testing.B) {
 			cfg, snaps := w.load(b)
-			out, err := render.Render(cfg, snaps)
+			out, err := render.Render(cfg, snaps, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -20,6 +20,15 @@ const (
 	StatusDir   = "status"
 )
 
+// GatewaysFile lists what each member's gateway serves, including the TCP
+// port allocations the next render keeps. It sits beside the namespace
+// directories of status/, where no namespace can be called that.
+const GatewaysFile = StatusDir + "/gateways.yaml"
+
+type gatewaysDoc struct {
+	Gateways []GatewayReport `json:"gateways"`
+}
+
 // Files lays the output out as the rendered repository: one file per object
 // under clusters/<member>/, a kustomization.yaml per member listing them,
 // and the report under status/. Keys are slash-separated paths; the bytes
@@ -52,6 +61,10 @@ func Files(out *Output) (map[string][]byte, error) {
 		s := &out.Report.Services[i]
 		jobs = append(jobs, fileJob{path: StatusDir + "/" + s.Namespace + "/" + s.Name + ".yaml", obj: s,
 			name: s.Namespace + "/" + s.Name})
+	}
+
+	if len(out.Report.Gateways) > 0 {
+		jobs = append(jobs, fileJob{path: GatewaysFile, obj: gatewaysDoc{Gateways: out.Report.Gateways}, name: "gateways"})
 	}
 
 	results := make([][]byte, len(jobs))

@@ -103,7 +103,7 @@ func FuzzRender(f *testing.F) {
 		}
 		cfg.Default()
 
-		out, err := Render(cfg, snaps)
+		out, err := Render(cfg, snaps, nil)
 		if err != nil {
 			return // ClusterSet-level problems, e.g. duplicate cluster IDs
 		}
@@ -119,7 +119,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Files differs from the sigs.k8s.io/yaml reference:\n%s", msg)
 		}
 
-		again, err := Render(cfg, snaps)
+		again, err := Render(cfg, snaps, nil)
 		if err != nil {
 			t.Fatalf("second render failed: %v", err)
 		}
@@ -352,7 +352,7 @@ func diffFileSets(want, got map[string][]byte, skip map[string]bool) string {
 // services, app protocols, many namespaces) than the scenarios.
 func TestFilesMatchReferenceGenerated(t *testing.T) {
 	cfg, snaps := generate.ClusterSet(generate.Params{Members: 4, Services: 60, ExportersPerService: 2, EndpointsPerExporter: 5, Seed: 3})
-	out, err := Render(cfg, snaps)
+	out, err := Render(cfg, snaps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func FuzzYAML(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	out, err := Render(cfg, snaps)
+	out, err := Render(cfg, snaps, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

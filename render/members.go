@@ -15,9 +15,17 @@ import (
 type member struct {
 	name      string
 	clusterID string
-	snap      *snapshot.Snapshot
+	// key is the cluster key region/zone/group/name traffic policies use.
+	key  string
+	mode v1alpha1.DataPathMode
+	mesh bool
+	// gw is the member's gateway, nil when it has none.
+	gw   *gateway
+	snap *snapshot.Snapshot
 	// namespaces that exist and are not being deleted.
 	namespaces map[string]bool
+	// policies by namespace/name.
+	policies map[string]*v1alpha1.GlobalTrafficPolicy
 }
 
 // resolveMembers pairs config members with snapshots and settles cluster
@@ -62,7 +70,18 @@ func resolveMembers(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) ([]*me
 			return nil, nil, fmt.Errorf("members %q and %q both have cluster ID %q; cluster IDs must be unique in a ClusterSet", other, cm.Name, id)
 		}
 		ids[id] = cm.Name
-		m := &member{name: cm.Name, clusterID: id, snap: s, namespaces: map[string]bool{}}
+		m := &member{name: cm.Name, clusterID: id, key: cm.Key(), mode: cm.Mode, mesh: cm.Mesh, snap: s,
+			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}}
+		if m.mode == "" {
+			m.mode = v1alpha1.ModeFlat
+		}
+		if cm.Gateway != nil {
+			m.gw = newGateway(cm.Gateway, s.GatewayAddresses)
+		}
+		for i := range s.GlobalTrafficPolicies {
+			p := &s.GlobalTrafficPolicies[i]
+			m.policies[p.Namespace+"/"+p.Name] = p
+		}
 		for _, ns := range s.Namespaces {
 			if ns.DeletionTimestamp == nil && ns.Status.Phase != corev1.NamespaceTerminating {
 				m.namespaces[ns.Name] = true

@@ -33,10 +33,13 @@ type Output struct {
 	Report  Report
 }
 
-// Render applies the KEP-1645 rules to one snapshot per member. It fails
-// only on problems with the ClusterSet as a whole (a snapshot missing,
-// duplicate cluster IDs); problems with single exports go into the report.
-func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, error) {
+// Render applies the KEP-1645 rules to one snapshot per member, and for
+// members with a gateway the gateway-mode rules and traffic policies.
+// committed are the TCP port allocations of the last render (nil when
+// none), kept stable. It fails only on problems with the ClusterSet as a
+// whole (a snapshot missing, duplicate cluster IDs); problems with single
+// exports or policies go into the report.
+func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allocations) (*Output, error) {
 	members, warnings, err := resolveMembers(cfg, snaps)
 	if err != nil {
 		return nil, err
@@ -48,11 +51,18 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 	out := &Output{Report: Report{Warnings: warnings, Services: []ServiceReport{}}}
 	objs := make([][]Object, len(members))
 	createdNS := make([]map[string]bool, len(members))
-	for i := range createdNS {
+	index := map[*member]int{}
+	byKey := map[string]*member{}
+	for i, m := range members {
 		createdNS[i] = map[string]bool{}
+		index[m] = i
+		byKey[m.key] = m
 	}
+	keys := sortedKeys(collectExports(members))
+	plan := planGateways(members, keys, committed)
+	out.Report.Gateways = plan.reports
 
-	for _, key := range sortedKeys(collectExports(members)) {
+	for _, key := range keys {
 		exports := key.exports
 		sort.SliceStable(exports, func(i, j int) bool { return exports[i].olderThan(exports[j]) })
 		rep := ServiceReport{Namespace: key.ns, Name: key.name}
@@ -66,6 +76,8 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 			case e.svc.Spec.Type == "ExternalName":
 				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonInvalidServiceType,
 					"Service is of type ExternalName, which KEP-1645 does not export")
+			case plan.routes[e] != nil && plan.routes[e].invalid != nil:
+				invalid[e] = plan.routes[e].invalid
 			default:
 				valid = append(valid, e)
 			}
@@ -79,30 +91,13 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 			for _, e := range valid {
 				contributors = append(contributors, e.m.clusterID)
 				rep.Endpoints[e.m.name] += readyEndpoints(e.slices)
-			}
-			sort.Strings(contributors)
-			portNames := map[string]bool{}
-			for _, p := range mg.ports {
-				portNames[p.Name] = true
-			}
-			// Names and paths are the same in every importing member; hashing
-			// them once per service rather than once per member is a good part
-			// of render time at scale.
-			derived := DerivedServiceName(key.ns, key.name)
-			dir := key.ns + "/" + key.name + "/"
-			type importedSource struct {
-				src        *discoveryv1.EndpointSlice
-				cluster    string
-				name, path string
-			}
-			var sources []importedSource
-			for _, e := range valid {
-				for _, src := range e.slices {
-					name := sliceName(derived, e.m.clusterID, src.Name)
-					sources = append(sources, importedSource{src: src, cluster: e.m.clusterID, name: name,
-						path: dir + "endpointslice-" + e.m.clusterID + "-" + name[len(name)-10:] + ".yaml"})
+				if r := plan.routes[e]; r != nil {
+					i := index[e.m]
+					objs[i] = append(objs[i], r.exportObjects()...)
 				}
 			}
+			sort.Strings(contributors)
+			sv := newSvc(key.ns, key.name, mg, valid, plan)
 			for i, m := range members {
 				if !m.namespaces[key.ns] {
 					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
@@ -116,13 +111,29 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) (*Output, erro
 				}
 				rep.ImportedBy = append(rep.ImportedBy, m.name)
 				objs[i] = append(objs[i],
-					Object{Path: dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, derived, mg, contributors)},
-					Object{Path: dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, derived, mg)},
+					Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors)},
+					Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg)},
 				)
-				for _, s := range sources {
-					objs[i] = append(objs[i], Object{Path: s.path, Object: importedSlice(key.ns, key.name, derived, s.name, s.src, s.cluster, portNames)})
+				ch := choose(m, valid, byKey, m.policies[key.ns+"/"+key.name])
+				if ch.weights != nil {
+					wobjs, weights, why := sv.weighted(m, ch)
+					if why == "" {
+						objs[i] = append(objs[i], wobjs...)
+						ch.report.Weights = weights
+						rep.Policies = append(rep.Policies, *ch.report)
+						continue
+					}
+					ch.report.Conditions[1] = Condition{Type: "Applied", Status: "False", Reason: ReasonWeightsNotExpressible,
+						Message: "weights not applied: " + why + "; " + ch.report.Conditions[1].Message}
+				}
+				if ch.report != nil {
+					rep.Policies = append(rep.Policies, *ch.report)
+				}
+				for _, e := range ch.sources {
+					objs[i] = append(objs[i], sv.endpoints(m, e, sv.derived, sv.portNames)...)
 				}
 			}
+			rep.Warnings = sv.sortedWarnings()
 		}
 		for _, e := range exports {
 			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}

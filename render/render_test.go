@@ -76,7 +76,7 @@ func exporterSnapshot(t *testing.T, member, created string, edit func(*corev1.Se
 // cartReport renders and returns the report of shop/cart.
 func cartReport(t *testing.T, cfg *v1alpha1.ClusterSet, snaps ...*snapshot.Snapshot) (*Output, ServiceReport) {
 	t.Helper()
-	out, err := Render(cfg, snaps)
+	out, err := Render(cfg, snaps, nil)
 	require.NoError(t, err)
 	require.Len(t, out.Report.Services, 1)
 	rep := out.Report.Services[0]
@@ -392,7 +392,7 @@ func TestRenderErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := Render(c.cfg, c.snaps)
+			out, err := Render(c.cfg, c.snaps, nil)
 			require.Error(t, err)
 			assert.Nil(t, out)
 			for _, w := range c.want {
@@ -410,7 +410,7 @@ func TestClusterIDOverrideReplacesUnusableProperty(t *testing.T) {
 	cfg.Spec.Members[0].ClusterID = "prod-a"
 	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", nil)
 	a.ClusterID = "a.prod.example.com"
-	out, err := Render(cfg, []*snapshot.Snapshot{a, importerSnapshot("b")})
+	out, err := Render(cfg, []*snapshot.Snapshot{a, importerSnapshot("b")}, nil)
 	require.NoError(t, err)
 	require.Len(t, out.Report.Warnings, 1)
 	assert.Contains(t, out.Report.Warnings[0], "a.prod.example.com")

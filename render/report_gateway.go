@@ -42,7 +42,14 @@ type PortAllocation struct {
 	ServicePort int32 `json:"servicePort"`
 	// PortName is the Service port's name, for the reader.
 	PortName string `json:"portName,omitempty"`
+	// Purpose is empty for an exported port, PurposeWeighted for the HTTP
+	// listener a weighted GlobalTrafficPolicy of this member sends the
+	// service's HTTP port through.
+	Purpose string `json:"purpose,omitempty"`
 }
+
+// PurposeWeighted marks the allocation of a weighted-route listener.
+const PurposeWeighted = "weighted"
 
 // Allocations are the committed TCP port allocations by member name: the
 // state Render keeps stable. Nil means none were committed.

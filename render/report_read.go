@@ -70,3 +70,25 @@ func statusFile(p string) (ns, name string, ok bool) {
 	}
 	return parts[0], name, true
 }
+
+// ReadAllocations reads the TCP port allocations back from a rendered
+// tree's status/gateways.yaml (keys as Files returns them); nil when the
+// tree has none, as before the first render of a gateway.
+func ReadAllocations(files map[string][]byte) (Allocations, error) {
+	data, ok := files[GatewaysFile]
+	if !ok {
+		return nil, nil
+	}
+	var doc gatewaysDoc
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", GatewaysFile, err)
+	}
+	out := Allocations{}
+	for _, g := range doc.Gateways {
+		if g.Member == "" {
+			return nil, fmt.Errorf("%s: a gateway without a member", GatewaysFile)
+		}
+		out[g.Member] = g.Allocations
+	}
+	return out, nil
+}

@@ -114,7 +114,7 @@ func renderOne(s *snapshot.Snapshot) (map[string][]byte, error) {
 		Spec: v1alpha1.ClusterSetSpec{Members: []v1alpha1.Member{{Name: s.Member}}},
 	}
 	cfg.Default()
-	out, err := render.Render(cfg, []*snapshot.Snapshot{s})
+	out, err := render.Render(cfg, []*snapshot.Snapshot{s}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -39,13 +42,19 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 	return cfg, snaps, nil
 }
 
-// render loads and renders; any failure is bad input, exit code 2.
-func (f *sourceFlags) render() (*v1alpha1.ClusterSet, *render.Output, error) {
+// render loads and renders; any failure is bad input, exit code 2. The
+// gateway port allocations to keep come from status/gateways.yaml under
+// repo, the rendered repository, when it has one.
+func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, error) {
 	cfg, snaps, err := f.load()
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
-	result, err := render.Render(cfg, snaps)
+	committed, err := readAllocations(repo)
+	if err != nil {
+		return nil, nil, &exitError{2, err}
+	}
+	result, err := render.Render(cfg, snaps, committed)
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
@@ -76,7 +85,7 @@ Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
   mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, result, err := src.render()
+			_, result, err := src.render(out)
 			if err != nil {
 				return err
 			}
@@ -128,7 +137,7 @@ Exit codes: 0 valid, 2 invalid.`,
 		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, result, err := src.render()
+			cfg, result, err := src.render(filepath.Dir(filepath.Clean(src.inputs)))
 			if err != nil {
 				return err
 			}
@@ -154,4 +163,20 @@ Exit codes: 0 valid, 2 invalid.`,
 	}
 	src.register(cmd)
 	return cmd
+}
+
+func readAllocations(repo string) (render.Allocations, error) {
+	file := filepath.Join(repo, filepath.FromSlash(render.GatewaysFile))
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := render.ReadAllocations(map[string][]byte{render.GatewaysFile: data})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return a, nil
 }

@@ -60,7 +60,7 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := render.Render(cfg, []*snapshot.Snapshot{snap, others["cluster-2"], others["cluster-3"]})
+		out, err := render.Render(cfg, []*snapshot.Snapshot{snap, others["cluster-2"], others["cluster-3"]}, nil)
 		if err != nil {
 			return
 		}

@@ -1,0 +1,187 @@
+package render
+
+import (
+	"fmt"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+var (
+	gatewayGroup     = gatewayv1.Group(gatewayv1.GroupName)
+	gatewayKind      = gatewayv1.Kind("Gateway")
+	listenerSetKind  = gatewayv1.Kind("ListenerSet")
+	tcpRouteKind     = gatewayv1.Kind("TCPRoute")
+	fromSame         = gatewayv1.NamespacesFromSame
+	gatewayAPIPrefix = gatewayv1.GroupName + "/v1"
+)
+
+func routeLabels(service string) map[string]string {
+	return managedLabels(map[string]string{mcsv1alpha1.LabelServiceName: service})
+}
+
+// Names of the routing objects for a service. They end in a suffix no
+// Service name needs, so they rarely meet a user's own route; when they
+// do, the applier reports the collision instead of taking the object over.
+func clusterSetRouteName(svc string) string   { return svc + "-clusterset" }
+func pathRouteName(svc string) string         { return svc + "-path" }
+func tcpRouteName(svc string, p int32) string { return fmt.Sprintf("%s-clusterset-%d", svc, p) }
+func listenerName(port int32) string          { return fmt.Sprintf("tcp-%d", port) }
+
+// exportObjects are the routes an exporter's gateway needs for a valid
+// export: an HTTPRoute by clusterset hostname for the HTTP port, one for
+// the path rule, and a ListenerSet with a TCP listener per other port,
+// each with its TCPRoute. Paths are relative to the member's directory.
+func (r *routed) exportObjects() []Object {
+	ns, name := r.e.se.Namespace, r.e.se.Name
+	dir := ns + "/" + name + "/"
+	gwNS := gatewayv1.Namespace(r.gw.namespace)
+	parent := gatewayv1.ParentReference{Group: &gatewayGroup, Kind: &gatewayKind, Namespace: &gwNS, Name: gatewayv1.ObjectName(r.gw.name)}
+	var out []Object
+	if r.http != nil {
+		backend := []gatewayv1.HTTPBackendRef{{BackendRef: backendRef(name, r.http.Port, nil)}}
+		out = append(out, Object{Path: dir + "gateway-httproute-clusterset.yaml", Object: &gatewayv1.HTTPRoute{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "HTTPRoute"},
+			ObjectMeta: metav1.ObjectMeta{Name: clusterSetRouteName(name), Namespace: ns, Labels: routeLabels(name)},
+			Spec: gatewayv1.HTTPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parent}},
+				Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(ClusterSetHostname(ns, name))},
+				Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: backend}},
+			},
+		}})
+		if pr := r.path; pr != nil {
+			out = append(out, Object{Path: dir + "gateway-httproute-path.yaml", Object: pathRoute(ns, name, parent, pr, backend)})
+		}
+	}
+	if len(r.tcp) == 0 {
+		return out
+	}
+	ls := &gatewayv1.ListenerSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "ListenerSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: clusterSetRouteName(name), Namespace: ns, Labels: routeLabels(name)},
+		Spec: gatewayv1.ListenerSetSpec{
+			ParentRef: gatewayv1.ParentGatewayReference{Group: &gatewayGroup, Kind: &gatewayKind, Name: gatewayv1.ObjectName(r.gw.name), Namespace: &gwNS},
+		},
+	}
+	for _, p := range r.tcp {
+		l := r.listeners[p.Port]
+		ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry{
+			Name: gatewayv1.SectionName(listenerName(l)), Port: gatewayv1.PortNumber(l), Protocol: gatewayv1.TCPProtocolType,
+			// Each listener carries one Service's port: only routes of this
+			// namespace, and only TCPRoutes, may attach.
+			AllowedRoutes: &gatewayv1.AllowedRoutes{
+				Namespaces: &gatewayv1.RouteNamespaces{From: &fromSame},
+				Kinds:      []gatewayv1.RouteGroupKind{{Group: &gatewayGroup, Kind: tcpRouteKind}},
+			},
+		})
+	}
+	out = append(out, Object{Path: dir + "gateway-listenerset.yaml", Object: ls})
+	for _, p := range r.tcp {
+		l := r.listeners[p.Port]
+		section := gatewayv1.SectionName(listenerName(l))
+		out = append(out, Object{Path: fmt.Sprintf("%sgateway-tcproute-%d.yaml", dir, p.Port), Object: &gatewayv1.TCPRoute{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "TCPRoute"},
+			ObjectMeta: metav1.ObjectMeta{Name: tcpRouteName(name, p.Port), Namespace: ns, Labels: routeLabels(name)},
+			Spec: gatewayv1.TCPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+					Group: &gatewayGroup, Kind: &listenerSetKind, Name: gatewayv1.ObjectName(clusterSetRouteName(name)), SectionName: &section,
+				}}},
+				Rules: []gatewayv1.TCPRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(name, p.Port, nil)}}},
+			},
+		}})
+	}
+	return out
+}
+
+func pathRoute(ns, name string, parent gatewayv1.ParentReference, pr *pathRule, backend []gatewayv1.HTTPBackendRef) *gatewayv1.HTTPRoute {
+	pt, path := pr.pathType, pr.path
+	rule := gatewayv1.HTTPRouteRule{
+		Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: &pt, Value: &path}}},
+		BackendRefs: backend,
+	}
+	if pr.rewrite != nil {
+		rw := *pr.rewrite
+		rule.Filters = []gatewayv1.HTTPRouteFilter{{
+			Type: gatewayv1.HTTPRouteFilterURLRewrite,
+			URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{
+				Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &rw,
+			}},
+		}}
+	}
+	route := &gatewayv1.HTTPRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Name: pathRouteName(name), Namespace: ns, Labels: routeLabels(name)},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parent}},
+			Rules:           []gatewayv1.HTTPRouteRule{rule},
+		},
+	}
+	for _, h := range pr.hostnames {
+		route.Spec.Hostnames = append(route.Spec.Hostnames, gatewayv1.Hostname(h))
+	}
+	return route
+}
+
+func backendRef(service string, port int32, weight *int32) gatewayv1.BackendRef {
+	p := gatewayv1.PortNumber(port)
+	return gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(service), Port: &p}, Weight: weight}
+}
+
+// gatewaySlices are what a consumer gets for an export it reaches through
+// the exporter's gateway: one slice per address family of the gateway's
+// addresses, its ports those of the export that the gateway carries,
+// mapped to the gateway's ports. The endpoints are ready while the
+// exporter has a ready endpoint, so readiness (and failover) crosses the
+// gateway too.
+func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]bool, dir string) []Object {
+	ready := readyEndpoints(r.e.slices) > 0
+	var ports []discoveryv1.EndpointPort
+	for _, p := range r.e.svc.Spec.Ports {
+		if !portNames[p.Name] {
+			continue
+		}
+		gp, ok := r.gatewayPort(p.Port)
+		if !ok {
+			continue
+		}
+		pn, proto, port := p.Name, protocol(p.Protocol), gp
+		ports = append(ports, discoveryv1.EndpointPort{Name: &pn, Protocol: &proto, Port: &port, AppProtocol: p.AppProtocol})
+	}
+	var out []Object
+	for _, fam := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
+		var eps []discoveryv1.Endpoint
+		for _, a := range r.gw.addresses {
+			if (fam == discoveryv1.AddressTypeIPv4) != a.Is4() {
+				continue
+			}
+			rdy, serving, term := ready, ready, false
+			eps = append(eps, discoveryv1.Endpoint{
+				Addresses:  []string{a.String()},
+				Conditions: discoveryv1.EndpointConditions{Ready: &rdy, Serving: &serving, Terminating: &term},
+			})
+		}
+		if len(eps) == 0 {
+			continue
+		}
+		sname := sliceName(derived, r.e.m.clusterID, "gateway/"+string(fam))
+		sl := &discoveryv1.EndpointSlice{
+			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: sname, Namespace: ns,
+				Labels: managedLabels(map[string]string{
+					mcsv1alpha1.LabelServiceName:   name,
+					mcsv1alpha1.LabelSourceCluster: r.e.m.clusterID,
+					discoveryv1.LabelServiceName:   derived,
+					discoveryv1.LabelManagedBy:     EndpointSliceManager,
+				}),
+			},
+			AddressType: fam,
+			Endpoints:   eps,
+			Ports:       ports,
+		}
+		out = append(out, Object{Path: dir + "endpointslice-" + r.e.m.clusterID + "-" + sname[len(sname)-10:] + ".yaml", Object: sl})
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Reasons on a policy's Accepted and Applied conditions.
+const (
+	ReasonAccepted              = "Accepted"
+	ReasonInvalidPolicy         = "Invalid"
+	ReasonApplied               = "Applied"
+	ReasonUnknownTargets        = "UnknownTargets"
+	ReasonWeightsNotExpressible = "WeightsNotExpressible"
+)
+
+// choice is what one consuming member's derived Service gets.
+type choice struct {
+	// sources in priority order.
+	sources []*export
+	// weights by export, set when the policy asks for weights.
+	weights map[*export]int32
+	report  *PolicyReport
+}
+
+// choose applies the consuming member's GlobalTrafficPolicy, if any, to
+// the valid exports of a service. Without one every exporter contributes
+// (the KEP-1645 default). Readiness is read from the snapshot, so FailOver
+// follows the loop: it switches at the next render after the local
+// endpoints stop (or start) being ready.
+func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.GlobalTrafficPolicy) choice {
+	if pol == nil {
+		return choice{sources: valid}
+	}
+	rep := &PolicyReport{Member: c.name, LbType: string(pol.Spec.LbType)}
+	if errs := pol.Validate(); len(errs) > 0 {
+		msg := strings.Join(errs, "; ")
+		rep.Conditions = []Condition{
+			{Type: "Accepted", Status: "False", Reason: ReasonInvalidPolicy, Message: msg},
+			{Type: "Applied", Status: "False", Reason: ReasonInvalidPolicy, Message: "not applied, every exporting member is used: " + msg},
+		}
+		rep.Clusters = clusterIDs(valid)
+		return choice{sources: valid, report: rep}
+	}
+	exportOf := map[*member]*export{}
+	for _, e := range valid {
+		exportOf[e.m] = e
+	}
+	var unknown []string
+	var targets []*export
+	var weights []*int32
+	for _, t := range pol.Spec.Targets {
+		m, ok := byKey[t.ClusterKey]
+		if !ok {
+			unknown = append(unknown, t.ClusterKey)
+			continue
+		}
+		// A target that does not export the service, or whose export is
+		// invalid, contributes nothing; it is not an error.
+		if e := exportOf[m]; e != nil {
+			targets = append(targets, e)
+			weights = append(weights, t.Weight)
+		}
+	}
+	local := exportOf[c]
+	ch := choice{report: rep}
+	var how string
+	switch pol.Spec.LbType {
+	case v1alpha1.Locality:
+		switch {
+		case len(pol.Spec.Targets) == 1:
+			// FSM's Locality with a target pins the service to that one
+			// cluster.
+			ch.sources = targets
+			how = "only the target's endpoints"
+		case local != nil:
+			ch.sources = []*export{local}
+			how = "only this member's own endpoints"
+		default:
+			how = "only this member's own endpoints, and it does not export the service"
+		}
+	case v1alpha1.FailOver:
+		if local != nil && readyEndpoints(local.slices) > 0 {
+			ch.sources = []*export{local}
+			how = "this member's own endpoints, which are ready"
+			break
+		}
+		for _, t := range targets {
+			if readyEndpoints(t.slices) > 0 {
+				ch.sources = []*export{t}
+				how = fmt.Sprintf("no local endpoint is ready, failed over to %s, the first target with a ready endpoint", t.m.name)
+				break
+			}
+		}
+		if ch.sources == nil {
+			ch.sources = targets
+			how = "neither this member nor any target has a ready endpoint; the targets are listed"
+		}
+	case v1alpha1.ActiveActive:
+		if local != nil {
+			ch.sources = append(ch.sources, local)
+		}
+		if len(pol.Spec.Targets) == 0 {
+			ch.sources = valid
+			how = "every exporting member's endpoints"
+			break
+		}
+		weighted := hasWeights(pol)
+		if weighted {
+			ch.weights = map[*export]int32{}
+			if local != nil {
+				// The member's own endpoints weigh 1, Gateway API's default,
+				// unless it lists itself.
+				ch.weights[local] = 1
+			}
+		}
+		for i, t := range targets {
+			if t != local {
+				ch.sources = append(ch.sources, t)
+			}
+			if weighted {
+				ch.weights[t] = 1
+				if weights[i] != nil {
+					ch.weights[t] = *weights[i]
+				}
+			}
+		}
+		how = "this member's own endpoints and the targets'"
+	}
+	rep.Clusters = clusterIDs(ch.sources)
+	rep.Conditions = []Condition{{Type: "Accepted", Status: "True", Reason: ReasonAccepted, Message: "the policy is valid"}}
+	applied := Condition{Type: "Applied", Status: "True", Reason: ReasonApplied, Message: "the derived Service gets " + how}
+	if len(unknown) > 0 {
+		applied.Status, applied.Reason = "False", ReasonUnknownTargets
+		applied.Message = fmt.Sprintf("targets %s are not members of the ClusterSet and were left out; the derived Service gets %s", strings.Join(unknown, ", "), how)
+	}
+	rep.Conditions = append(rep.Conditions, applied)
+	return ch
+}
+
+// hasWeights says whether an ActiveActive policy sets any weight; only
+// then is a weighted route rendered.
+func hasWeights(p *v1alpha1.GlobalTrafficPolicy) bool {
+	if p.Spec.LbType != v1alpha1.ActiveActive {
+		return false
+	}
+	for _, t := range p.Spec.Targets {
+		if t.Weight != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func clusterIDs(es []*export) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.m.clusterID)
+	}
+	return out
+}

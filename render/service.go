@@ -1,0 +1,104 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// svc is one exported service while it is rendered: what every member's
+// objects for it are built from.
+type svc struct {
+	ns, name, derived, dir string
+	mg                     *merged
+	// portNames are the ports of the ServiceImport; slices carry only these.
+	portNames map[string]bool
+	// pods are the exporters' own slices mirrored for the derived Service,
+	// named once per service rather than once per importing member.
+	pods     map[*export][]podSlice
+	plan     *gatewayPlan
+	warnings map[string]bool
+}
+
+// podSlice is one exporter slice as mirrored into importers.
+type podSlice struct {
+	src        *discoveryv1.EndpointSlice
+	name, path string
+}
+
+func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *svc {
+	s := &svc{ns: ns, name: name, derived: DerivedServiceName(ns, name), dir: ns + "/" + name + "/", mg: mg,
+		portNames: map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{}}
+	for _, p := range mg.ports {
+		s.portNames[p.Name] = true
+	}
+	for _, e := range valid {
+		s.pods[e] = s.podSlices(e, s.derived)
+	}
+	return s
+}
+
+func (s *svc) podSlices(e *export, target string) []podSlice {
+	out := make([]podSlice, 0, len(e.slices))
+	for _, src := range e.slices {
+		name := sliceName(target, e.m.clusterID, src.Name)
+		out = append(out, podSlice{src: src, name: name,
+			path: s.dir + "endpointslice-" + e.m.clusterID + "-" + name[len(name)-10:] + ".yaml"})
+	}
+	return out
+}
+
+func (s *svc) warn(format string, args ...any) { s.warnings[fmt.Sprintf(format, args...)] = true }
+
+func (s *svc) sortedWarnings() []string {
+	if len(s.warnings) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(s.warnings))
+	for w := range s.warnings {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// endpoints are the slices consumer c gets for exporter e's endpoints,
+// labelled for the Service target (the derived Service or a per-cluster
+// one) and carrying only the ports in ports: the pods themselves where
+// the data path is flat, else e's gateway.
+func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bool) []Object {
+	if !throughGateway(c, e.m) {
+		pods := s.pods[e]
+		if target != s.derived {
+			pods = s.podSlices(e, target)
+		}
+		out := make([]Object, 0, len(pods))
+		for _, p := range pods {
+			out = append(out, Object{Path: p.path, Object: importedSlice(s.ns, s.name, target, p.name, p.src, e.m.clusterID, ports)})
+		}
+		return out
+	}
+	r := s.plan.routes[e]
+	switch {
+	case r == nil:
+		s.warn("member %s reaches member %s only through a gateway, and %s has none: it gets none of %s's endpoints (set spec.members[].gateway for %s)",
+			c.name, e.m.name, e.m.name, e.m.name, e.m.name)
+		return nil
+	case len(r.gw.addresses) == 0:
+		s.warn("gateway host %q of member %s has no resolved address: members reaching it through its gateway get none of its endpoints", r.gw.host, e.m.name)
+		return nil
+	}
+	for _, p := range r.unsupported {
+		s.warn("port %s of member %s's export is %s, which a gateway cannot carry: members reaching %s through its gateway do not get it",
+			portLabel(p.Name, p.Port), e.m.name, protocol(p.Protocol), e.m.name)
+	}
+	return gatewaySlices(s.ns, s.name, target, r, ports, s.dir)
+}
+
+func portLabel(name string, port int32) string {
+	if name == "" {
+		return fmt.Sprint(port)
+	}
+	return fmt.Sprintf("%q (%d)", name, port)
+}
