@@ -1,7 +1,8 @@
 // Package envtest owns the real control planes mcs-gitops tests run against:
 // one kube-apiserver and etcd per member cluster, started with
 // controller-runtime's envtest from the binaries `make testbin` builds, with the
-// Multi-Cluster Services and Gateway API CRDs installed and dual-stack Service ranges. It also
+// Multi-Cluster Services, Gateway API and GlobalTrafficPolicy CRDs installed and
+// dual-stack Service ranges. It also
 // holds the apply helpers those tests share. There are no fakes here: if the
 // binaries are missing, tests fail and say how to build them.
 package envtest
@@ -31,6 +32,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/crds"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 const (
@@ -71,8 +73,8 @@ type Cluster struct {
 	Name string
 	// Config reaches the apiserver as a system:masters user.
 	Config *rest.Config
-	// Client uses Scheme(), so typed core, discovery, apiextensions and MCS
-	// objects and unstructured objects all work.
+	// Client uses Scheme(), so typed core, discovery, apiextensions, MCS and
+	// GlobalTrafficPolicy objects and unstructured objects all work.
 	Client client.Client
 
 	env *crenvtest.Environment
@@ -80,13 +82,15 @@ type Cluster struct {
 
 // Scheme returns a new scheme with every type the tests read or write:
 // client-go's built-ins (core, discovery/v1, networking/v1, …),
-// apiextensions/v1 and both served versions of the MCS API.
+// apiextensions/v1, both served versions of the MCS API and the project's
+// GlobalTrafficPolicy.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(mcsv1alpha1.AddToScheme(s))
 	utilruntime.Must(mcsv1beta1.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
 	return s
 }
 
@@ -149,8 +153,8 @@ type launched struct {
 	duration time.Duration
 }
 
-// Launch starts n control planes concurrently, each with the MCS and Gateway API CRDs
-// installed and its default ServiceCIDR ready. On failure every process
+// Launch starts n control planes concurrently, each with the MCS, Gateway API
+// and GlobalTrafficPolicy CRDs installed and its default ServiceCIDR ready. On failure every process
 // that did start is stopped again and the error carries the tail of the
 // failing apiserver's and etcd's output. Tests use Start; Launch is for
 // programs such as the demo.
@@ -178,7 +182,12 @@ func Launch(n int) (*Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("envtest: %w", err)
 		}
+		gtp, err := crds.GlobalTrafficPolicy()
+		if err != nil {
+			return nil, fmt.Errorf("envtest: %w", err)
+		}
 		crdObjs = append(crdObjs, gw...)
+		crdObjs = append(crdObjs, gtp)
 		// Each environment gets its own CRD objects: InstallCRDs writes
 		// server-assigned fields back into them.
 		env := &crenvtest.Environment{

@@ -381,14 +381,16 @@ func TestHarnessAssetsDirPrecedence(t *testing.T) {
 	}
 }
 
-// Gateway mode renders HTTPRoutes and TCPRoutes; every member the tests
-// start serves them, so the apiserver's own validation can judge them.
+// Gateway mode renders HTTPRoutes, TCPRoutes and ListenerSets; every member
+// the tests start serves them, so the apiserver's own validation can judge
+// them.
 func TestGatewayAPIServed(t *testing.T) {
 	c := envtest.Start(t, 1)[0]
 	for _, gvk := range []schema.GroupVersionKind{
 		{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRouteList"},
 		{Group: "gateway.networking.k8s.io", Version: "v1alpha2", Kind: "TCPRouteList"},
 		{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayList"},
+		{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ListenerSetList"},
 	} {
 		var l unstructured.UnstructuredList
 		l.SetGroupVersionKind(gvk)
