@@ -1,0 +1,227 @@
+package render
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// gatewaySet is a ClusterSet of gateway-mode members; member i's gateway
+// is at 192.0.2.(i+1) with TCP ports 30000 to 30000+tcpPorts-1.
+func gatewaySet(tcpPorts int32, members ...string) *v1alpha1.ClusterSet {
+	cs := clusterSetOf(members...)
+	for i := range cs.Spec.Members {
+		m := &cs.Spec.Members[i]
+		m.Mode = v1alpha1.ModeGateway
+		m.Gateway = &v1alpha1.Gateway{Host: fmt.Sprintf("192.0.2.%d", i+1), Port: 80, Namespace: "gw", Name: "east-west"}
+		if tcpPorts > 0 {
+			m.Gateway.TCPPorts = &v1alpha1.PortRange{From: 30000, To: 30000 + tcpPorts - 1}
+		}
+	}
+	return cs
+}
+
+// exportService adds namespace/name to s: a Service with the given ports,
+// its ServiceExport created at created, and one endpoint whose readiness
+// is ready.
+func exportService(t *testing.T, s *snapshot.Snapshot, ns, name, created string, ready bool, ports ...corev1.ServicePort) {
+	t.Helper()
+	s.Namespaces = append(s.Namespaces, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	s.ServiceExports = append(s.ServiceExports, mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: mustTime(t, created)}})
+	s.Services = append(s.Services, corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", Ports: ports},
+	})
+	var eps []discoveryv1.EndpointPort
+	for _, p := range ports {
+		eps = append(eps, discoveryv1.EndpointPort{Name: ptr.To(p.Name), Port: ptr.To(p.Port), Protocol: ptr.To(protocol(p.Protocol))})
+	}
+	s.EndpointSlices = append(s.EndpointSlices, discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-" + s.Member, Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       eps,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}},
+	})
+}
+
+func tcpPort(name string, port int32) corev1.ServicePort {
+	return corev1.ServicePort{Name: name, Protocol: corev1.ProtocolTCP, Port: port}
+}
+
+func allocationsOf(out *Output, member string) map[string]int32 {
+	got := map[string]int32{}
+	for _, g := range out.Report.Gateways {
+		if g.Member == member {
+			for _, a := range g.Allocations {
+				got[fmt.Sprintf("%s/%s:%d", a.Namespace, a.Service, a.ServicePort)] = a.Port
+			}
+		}
+	}
+	return got
+}
+
+func committedOf(out *Output) Allocations {
+	a := Allocations{}
+	for _, g := range out.Report.Gateways {
+		a[g.Member] = g.Allocations
+	}
+	return a
+}
+
+func objectsOfKind(out *Output, member, kind string) []Object {
+	var objs []Object
+	for _, m := range out.Members {
+		if m.Name != member {
+			continue
+		}
+		for _, o := range m.Objects {
+			if o.Object.GetObjectKind().GroupVersionKind().Kind == kind {
+				objs = append(objs, o)
+			}
+		}
+	}
+	return objs
+}
+
+func TestTCPListenerPortsStayPutWhenOtherExportsComeAndGo(t *testing.T) {
+	cfg := gatewaySet(10, "g", "c")
+	snaps := func(services ...string) []*snapshot.Snapshot {
+		g := &snapshot.Snapshot{Member: "g"}
+		for _, s := range services {
+			exportService(t, g, "db", s, "2026-01-01T00:00:00Z", true, tcpPort("pg", 5432))
+		}
+		return []*snapshot.Snapshot{g, {Member: "c"}}
+	}
+	first, err := Render(cfg, snaps("b", "c", "d"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int32{"db/b:5432": 30000, "db/c:5432": 30001, "db/d:5432": 30002}, allocationsOf(first, "g"))
+
+	// b goes away and a (sorted first) arrives: c and d keep their
+	// ports, a takes the one b freed.
+	second, err := Render(cfg, snaps("a", "c", "d"), committedOf(first))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int32{"db/a:5432": 30000, "db/c:5432": 30001, "db/d:5432": 30002}, allocationsOf(second, "g"))
+
+	// Without the committed state the same input packs differently,
+	// which is exactly what the record in Git prevents.
+	fresh, err := Render(cfg, snaps("c", "d"), nil)
+	require.NoError(t, err)
+	kept, err := Render(cfg, snaps("c", "d"), committedOf(second))
+	require.NoError(t, err)
+	assert.Equal(t, int32(30000), allocationsOf(fresh, "g")["db/c:5432"])
+	assert.Equal(t, int32(30001), allocationsOf(kept, "g")["db/c:5432"])
+}
+
+func TestExhaustedRangeLeavesTheWholeExportOut(t *testing.T) {
+	cfg := gatewaySet(2, "g", "c")
+	g := &snapshot.Snapshot{Member: "g"}
+	exportService(t, g, "db", "a-big", "2026-01-01T00:00:00Z", true, tcpPort("one", 1), tcpPort("two", 2), tcpPort("three", 3))
+	exportService(t, g, "db", "b-small", "2026-01-01T00:00:00Z", true, tcpPort("pg", 5432))
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c"}}, nil)
+	require.NoError(t, err)
+
+	assert.Equal(t, map[string]int32{"db/b-small:5432": 30000}, allocationsOf(out, "g"), "the big export's partial allocation is rolled back")
+	big := exportOf(t, serviceReport(t, out, "db", "a-big"), "g")
+	valid, _ := big.Condition("Valid")
+	assert.Equal(t, ReasonPortRangeExhausted, valid.Reason)
+	assert.Contains(t, valid.Message, "30000-30001")
+	for _, o := range objectsOfKind(out, "g", "TCPRoute") {
+		assert.NotContains(t, o.Path, "a-big", "nothing of the invalid export is rendered")
+	}
+	assert.Len(t, objectsOfKind(out, "g", "TCPRoute"), 1)
+	assert.Empty(t, serviceReport(t, out, "db", "a-big").ImportedBy, "an export whose only exporter is invalid is imported nowhere")
+}
+
+func TestPathClaimGoesToTheOlderExportWhateverTheNamespaceOrder(t *testing.T) {
+	cfg := gatewaySet(0, "g", "c")
+	g := &snapshot.Snapshot{Member: "g"}
+	http := corev1.ServicePort{Name: "http", Port: 80}
+	exportService(t, g, "aaa", "newer", "2026-03-01T00:00:00Z", true, http)
+	exportService(t, g, "zzz", "older", "2026-01-01T00:00:00Z", true, http)
+	for i := range g.ServiceExports {
+		g.ServiceExports[i].Annotations = map[string]string{PathAnnotation: "/api"}
+	}
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c"}}, nil)
+	require.NoError(t, err)
+
+	newer, _ := exportOf(t, serviceReport(t, out, "aaa", "newer"), "g").Condition("Valid")
+	assert.Equal(t, "False", newer.Status)
+	assert.Equal(t, ReasonPathConflict, newer.Reason)
+	assert.Contains(t, newer.Message, "zzz/older")
+	older, _ := exportOf(t, serviceReport(t, out, "zzz", "older"), "g").Condition("Valid")
+	assert.Equal(t, "True", older.Status)
+	for _, o := range objectsOfKind(out, "g", "HTTPRoute") {
+		assert.Equal(t, "zzz", o.Object.(*gatewayv1.HTTPRoute).Namespace)
+	}
+}
+
+func TestRewriteNeedsAPrefixMatch(t *testing.T) {
+	cfg := gatewaySet(0, "g", "c")
+	g := &snapshot.Snapshot{Member: "g"}
+	exportService(t, g, "web", "site", "2026-01-01T00:00:00Z", true, corev1.ServicePort{Name: "http", Port: 80})
+	g.ServiceExports[0].Annotations = map[string]string{PathAnnotation: "/site", PathTypeAnnotation: "Exact", RewritePrefixAnnotation: "/"}
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c"}}, nil)
+	require.NoError(t, err)
+	valid, _ := exportOf(t, serviceReport(t, out, "web", "site"), "g").Condition("Valid")
+	assert.Equal(t, ReasonUnsupportedRewrite, valid.Reason)
+	assert.Empty(t, objectsOfKind(out, "g", "HTTPRoute"))
+	assert.Empty(t, objectsOfKind(out, "c", "EndpointSlice"))
+}
+
+func TestConsumerReachesGatewayMemberAtItsGatewayPorts(t *testing.T) {
+	cfg := gatewaySet(10, "g", "c")
+	g := &snapshot.Snapshot{Member: "g"}
+	exportService(t, g, "db", "app", "2026-01-01T00:00:00Z", true,
+		corev1.ServicePort{Name: "web", Port: 8080, AppProtocol: ptr.To("http")}, tcpPort("pg", 5432), corev1.ServicePort{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP})
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c", Namespaces: g.Namespaces}}, nil)
+	require.NoError(t, err)
+
+	slices := objectsOfKind(out, "c", "EndpointSlice")
+	require.Len(t, slices, 1)
+	sl := slices[0].Object.(*discoveryv1.EndpointSlice)
+	assert.Equal(t, []string{"192.0.2.1"}, sl.Endpoints[0].Addresses)
+	assert.Equal(t, "g", sl.Labels[mcsv1alpha1.LabelSourceCluster])
+	ports := map[string]int32{}
+	for _, p := range sl.Ports {
+		ports[*p.Name] = *p.Port
+	}
+	assert.Equal(t, map[string]int32{"web": 80, "pg": 30000}, ports, "HTTP on the gateway's HTTP port, TCP on its listener, UDP left out")
+	assert.Contains(t, serviceReport(t, out, "db", "app").Warnings[0], `port "dns" (53) of member g's export is UDP`)
+
+	// The exporter keeps its own pod endpoints.
+	own := objectsOfKind(out, "g", "EndpointSlice")
+	require.Len(t, own, 1)
+	assert.Equal(t, []string{"10.244.0.5"}, own[0].Object.(*discoveryv1.EndpointSlice).Endpoints[0].Addresses)
+}
+
+func TestGatewayEndpointIsNotReadyWhenTheExporterHasNoReadyEndpoint(t *testing.T) {
+	cfg := gatewaySet(0, "g", "c")
+	g := &snapshot.Snapshot{Member: "g"}
+	exportService(t, g, "web", "site", "2026-01-01T00:00:00Z", false, corev1.ServicePort{Name: "http", Port: 80})
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c", Namespaces: g.Namespaces}}, nil)
+	require.NoError(t, err)
+	sl := objectsOfKind(out, "c", "EndpointSlice")[0].Object.(*discoveryv1.EndpointSlice)
+	assert.False(t, *sl.Endpoints[0].Conditions.Ready)
+}
+
+func serviceReport(t *testing.T, out *Output, ns, name string) ServiceReport {
+	t.Helper()
+	for _, s := range out.Report.Services {
+		if s.Namespace == ns && s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no report for %s/%s", ns, name)
+	return ServiceReport{}
+}
