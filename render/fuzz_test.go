@@ -80,7 +80,7 @@ func seedInputs(tb testing.TB) [][3][]byte {
 // objects a kube-apiserver would accept the names and labels of.
 func FuzzRender(f *testing.F) {
 	for _, s := range seedInputs(f) {
-		for opts := range byte(4) {
+		for _, opts := range []byte{0, 1, 2, 3, 4, 12} {
 			f.Add(s[0], s[1], s[2], opts)
 		}
 	}
@@ -100,6 +100,21 @@ func FuzzRender(f *testing.F) {
 		cfg.Spec.Render.CreateMissingNamespaces = opts&1 != 0
 		if opts&2 != 0 {
 			cfg.Spec.Render.ServiceImportAPIVersion = v1alpha1.ServiceImportV1Beta1
+		}
+		// Bit 4 puts cluster-2 in gateway mode; bit 8 gives every member a
+		// gateway with a three-port TCP range and cluster-3 a mesh.
+		for i := range cfg.Spec.Members {
+			m := &cfg.Spec.Members[i]
+			if opts&4 != 0 && i == 1 || opts&8 != 0 {
+				m.Gateway = &v1alpha1.Gateway{Host: fmt.Sprintf("192.0.2.%d", i+1), Namespace: "gw", Name: "east-west"}
+			}
+			if opts&4 != 0 && i == 1 {
+				m.Mode = v1alpha1.ModeGateway
+			}
+			if opts&8 != 0 {
+				m.Gateway.TCPPorts = &v1alpha1.PortRange{From: 30000, To: 30002}
+				m.Mesh = i == 2
+			}
 		}
 		cfg.Default()
 
@@ -150,7 +165,11 @@ func FuzzRender(f *testing.F) {
 		}
 		// One file per object, kustomization and status, plus SUMMARY.md:
 		// no two of them may land on the same path.
-		if wantFiles := objects + len(out.Members) + len(out.Report.Services) + 1; len(files) != wantFiles {
+		wantFiles := objects + len(out.Members) + len(out.Report.Services) + 1
+		if len(out.Report.Gateways) > 0 {
+			wantFiles++ // status/gateways.yaml
+		}
+		if len(files) != wantFiles {
 			t.Errorf("%d files for %d objects, %d members and %d services: paths collide", len(files), objects, len(out.Members), len(out.Report.Services))
 		}
 	})
@@ -171,7 +190,7 @@ func objectProblems(o Object) []string {
 	case "ServiceImport", "Service":
 		// A ServiceImport's name is a Service name, served in DNS as a label.
 		nameMsgs = validation.IsDNS1035Label(acc.GetName())
-	case "EndpointSlice":
+	case "EndpointSlice", "HTTPRoute", "TCPRoute", "ListenerSet":
 		nameMsgs = validation.IsDNS1123Subdomain(acc.GetName())
 	case "Namespace":
 		nameMsgs = validation.IsDNS1123Label(acc.GetName())
@@ -250,6 +269,13 @@ func referenceFiles(out *Output) (map[string][]byte, error) {
 			return nil, fmt.Errorf("status of %s/%s: %w", s.Namespace, s.Name, err)
 		}
 		files[StatusDir+"/"+s.Namespace+"/"+s.Name+".yaml"] = append([]byte(generatedHeader), b...)
+	}
+	if len(out.Report.Gateways) > 0 {
+		b, err := yaml.Marshal(gatewaysDoc{Gateways: out.Report.Gateways})
+		if err != nil {
+			return nil, fmt.Errorf("gateways: %w", err)
+		}
+		files[GatewaysFile] = append([]byte(generatedHeader), b...)
 	}
 	files[StatusDir+"/SUMMARY.md"] = []byte(Summary(&out.Report))
 	return files, nil
