@@ -21,6 +21,13 @@ type Result struct {
 	Snapshot *snapshot.Snapshot
 	Err      error
 	Reason   string
+	// GatewayErr is set, with Err nil, when the member was read but its
+	// gateway host, a DNS name, could not be resolved (lookup failed, no
+	// IP address in the answer, or no answer within the timeout). Its
+	// Snapshot.GatewayAddresses is then empty: the caller should keep the
+	// last committed addresses rather than render the gateway unreachable
+	// because of a DNS hiccup. It names the member and the host.
+	GatewayErr error
 }
 
 // Collect reads every member in parallel, each bounded by timeout, and
@@ -45,6 +52,7 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 	}
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	gateway := m.lookupGateway(ctx)
 	done := make(chan Result, 1)
 	go func() {
 		snap, err := m.read(ctx)
@@ -56,6 +64,11 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 	}()
 	select {
 	case r := <-done:
+		if r.Err == nil {
+			// Waited for only after the read: the read decides whether
+			// the member is up, the lookup only what its gateway is.
+			r.Snapshot.GatewayAddresses, r.GatewayErr = gateway()
+		}
 		return r
 	case <-ctx.Done():
 		// Every request carries ctx, so the reader ends soon; do not wait for it.

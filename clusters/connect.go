@@ -29,6 +29,14 @@ type Member struct {
 	Client client.Client
 	Err    error
 
+	// GatewayHost is the member's gateway.host from the config, empty when
+	// it has no gateway. A DNS name is resolved on every read into
+	// Snapshot.GatewayAddresses; an IP address is left to the config.
+	GatewayHost string
+	// LookupHost resolves GatewayHost; nil means net.DefaultResolver.LookupHost.
+	// It is given the member's read context and must honour it.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+
 	// Clients that honour the context on every call and need no discovery,
 	// so a hung apiserver cannot hold Collect or Watch past their deadline.
 	typed    kubernetes.Interface
@@ -53,6 +61,9 @@ type ConnectOptions struct {
 	// InClusterConfig builds the in-cluster config; defaults to
 	// rest.InClusterConfig.
 	InClusterConfig func() (*rest.Config, error)
+	// LookupHost resolves members' gateway hosts (Member.LookupHost); nil
+	// means net.DefaultResolver.LookupHost.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 }
 
 // Connect builds one client per member. It does not contact the members:
@@ -62,7 +73,10 @@ type ConnectOptions struct {
 func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) *Set {
 	s := &Set{byName: map[string]*Member{}}
 	for _, m := range cs.Spec.Members {
-		mem := &Member{Name: m.Name}
+		mem := &Member{Name: m.Name, LookupHost: opts.LookupHost}
+		if m.Gateway != nil {
+			mem.GatewayHost = m.Gateway.Host
+		}
 		cfg, err := memberConfig(ctx, m, opts)
 		if err == nil {
 			err = mem.build(cfg)

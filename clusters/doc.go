@@ -13,16 +13,22 @@
 //     each bounded by a timeout, with lists filtered to what is exported
 //     (EndpointSlices by kubernetes.io/service-name of exported Services,
 //     never slices mcs-gitops applied). A snapshot equals what
-//     snapshot.Parse gives for `kubectl get -o yaml` of the same objects. A
-//     failure carries a Reason: Unreachable, Timeout, Unauthorized,
-//     Forbidden, CRDMissing or Config.
+//     snapshot.Parse gives for `kubectl get -o yaml` of the same objects,
+//     GlobalTrafficPolicies included (policy.go; no CRD means no policies,
+//     not a failure). A failure carries a Reason: Unreachable, Timeout,
+//     Unauthorized, Forbidden, CRDMissing (the MCS CRDs only) or Config.
+//   - gateway.go: a gateway host that is a DNS name is resolved (with an
+//     injectable LookupHost) alongside each read into
+//     Snapshot.GatewayAddresses; a failed lookup is Result.GatewayErr and
+//     never fails the read.
 //   - health.go, healthfile.go: ResolveSnapshots (pure) substitutes the last
 //     known snapshot for a member that could not be read, tracks since when
 //     it is unreachable, and drops its exports after staleAfter; the result
 //     is committed as status/members.yaml.
 //   - watch.go: metadata-only informers on every member turn changes into a
 //     notify(member) signal for the loop; down members and missing CRDs are
-//     retried with backoff and never block the others.
+//     retried with backoff and never block the others, and an optional CRD
+//     (ClusterProperty, GlobalTrafficPolicy) installed later is picked up.
 //
 // It must not render, write Git or apply anything to a member, and must
 // never put a credential (kubeconfig, token, key) in an error or log line:

@@ -172,7 +172,6 @@ func (p *proxy) stop() {
 // (KEP-2149), which the mcs-api CRDs do not include.
 func installClusterPropertyCRD(t *testing.T, c client.Client) {
 	t.Helper()
-	ctx := context.Background()
 	preserve := true
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "clusterproperties.about.k8s.io", Annotations: map[string]string{
@@ -190,9 +189,18 @@ func installClusterPropertyCRD(t *testing.T, c client.Client) {
 			}},
 		},
 	}
+	installCRD(t, c, crd)
+}
+
+// installCRD creates crd and waits until it is established and the client
+// can map its kind.
+func installCRD(t *testing.T, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	ctx := context.Background()
 	if err := c.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
+	gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
 			return false, nil
@@ -201,14 +209,14 @@ func installClusterPropertyCRD(t *testing.T, c client.Client) {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
 				// Established is not yet in discovery: wait until the
 				// client can map the kind, or the first create races it.
-				_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "about.k8s.io", Kind: "ClusterProperty"}, "v1alpha1")
+				_, err := c.RESTMapper().RESTMapping(gk, crd.Spec.Versions[0].Name)
 				return err == nil, nil
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("ClusterProperty CRD not established and discovered: %v", err)
+		t.Fatalf("%s CRD not established and discovered: %v", gk, err)
 	}
 }
 

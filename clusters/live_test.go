@@ -97,7 +97,18 @@ func seedCluster1(t *testing.T, c client.Client) {
 		svc("db", "postgres", true, nil), export("db", "postgres"), slice("db", "postgres-1", "postgres", nil),
 		svc("db", "redis", false, nil), export("db", "redis"), slice("db", "redis-1", "redis", nil),
 		svc("db", "unexported", false, nil), slice("db", "unexported-1", "unexported", nil),
+		gtp("httpbin", "httpbin", v1alpha1.FailOver, "//default/cluster-2"),
+		gtp("db", "postgres", v1alpha1.Locality),
 	)
+	// Status mcs-gitops wrote back is not part of the snapshot.
+	p := &v1alpha1.GlobalTrafficPolicy{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "httpbin", Name: "httpbin"}, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Clusters = []string{"c1-id"}
+	if err := c.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // kubectlGet is what `kubectl get -o yaml` prints for the named objects:
@@ -181,6 +192,8 @@ func TestLive(t *testing.T) {
 			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin-abc"}},
 			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres-1"}},
 			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "redis-1"}},
+			&v1alpha1.GlobalTrafficPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin"}},
+			&v1alpha1.GlobalTrafficPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres"}},
 		)
 		file := kubectlGet(t, c1.Client, want...)
 		parsed, err := snapshot.Parse("cluster-1", "kubectl-get.yaml", file)
@@ -194,6 +207,9 @@ func TestLive(t *testing.T) {
 		}
 		if r.Snapshot.ClusterID != "c1-id" || len(r.Snapshot.EndpointSlices) != 3 || len(r.Snapshot.Services) != 3 {
 			t.Errorf("unexpected snapshot: id %q, %d slices, %d services", r.Snapshot.ClusterID, len(r.Snapshot.EndpointSlices), len(r.Snapshot.Services))
+		}
+		if ps := r.Snapshot.GlobalTrafficPolicies; len(ps) != 2 || ps[0].Name != "postgres" || len(ps[1].Status.Clusters) != 0 {
+			t.Errorf("policies: %+v, want db/postgres and httpbin/httpbin without status", ps)
 		}
 		// The formatted input is stable: collecting again gives the same bytes.
 		a, err := snapshot.Format(r.Snapshot)
@@ -352,8 +368,16 @@ func TestLive(t *testing.T) {
 		}
 	})
 
+	t.Run("gateway host resolution", func(t *testing.T) {
+		testGatewayLookup(t, c1)
+	})
+
 	t.Run("Watch notifies on changes and survives down members", func(t *testing.T) {
 		testWatch(t, c1, c2, c3)
+	})
+
+	t.Run("GlobalTrafficPolicy CRD missing is no error and is watched for", func(t *testing.T) {
+		testPolicyCRDMissing(t, c2)
 	})
 
 	t.Run("ServiceExport CRD missing", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // Resources read from and watched on every member.
@@ -50,10 +51,11 @@ func managedByUs(l map[string]string) bool {
 }
 
 // read collects one member's snapshot: ServiceExports, the Services they
-// export, those Services' EndpointSlices, Namespaces and the cluster ID
-// ClusterProperty. Objects look exactly as snapshot.Parse would decode them
-// from `kubectl get -o yaml` (apiVersion and kind set, managedFields left
-// out), sorted the same way.
+// export, those Services' EndpointSlices, Namespaces, GlobalTrafficPolicies
+// and the cluster ID ClusterProperty. Objects look exactly as snapshot.Parse
+// would decode them from `kubectl get -o yaml` (apiVersion and kind set,
+// managedFields left out, a policy's status dropped), sorted the same way.
+// The gateway addresses are not read here (see lookupGateway).
 func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{Member: m.Name}
 	var err error
@@ -78,6 +80,9 @@ func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 		return nil, err
 	}
 	if s.ClusterID, err = m.readClusterID(ctx); err != nil {
+		return nil, err
+	}
+	if s.GlobalTrafficPolicies, err = m.readPolicies(ctx); err != nil {
 		return nil, err
 	}
 	sortSnapshot(s)
@@ -239,6 +244,9 @@ func sortSnapshot(s *snapshot.Snapshot) {
 	slices.SortFunc(s.ServiceExports, func(a, b mcsv1alpha1.ServiceExport) int { return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name) })
 	slices.SortFunc(s.Services, func(a, b corev1.Service) int { return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name) })
 	slices.SortFunc(s.EndpointSlices, func(a, b discoveryv1.EndpointSlice) int {
+		return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name)
+	})
+	slices.SortFunc(s.GlobalTrafficPolicies, func(a, b v1alpha1.GlobalTrafficPolicy) int {
 		return cmpKey(a.Namespace, a.Name, b.Namespace, b.Name)
 	})
 }

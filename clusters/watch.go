@@ -35,20 +35,32 @@ var watched = []struct {
 	{endpointSlicesGVR, "EndpointSlice", notOurs},
 	{namespacesGVR, "Namespace", ""},
 	{clusterPropertiesGVR, "ClusterProperty", ""},
+	{globalTrafficPoliciesGVR, "GlobalTrafficPolicy", ""},
 }
 
-// Watch follows ServiceExports, Services, EndpointSlices, Namespaces and
-// ClusterProperties on every member with metadata-only informers and calls
-// notify(member) on every add, update and delete that may change the
-// member's snapshot: Services and EndpointSlices count only when their
-// Service is exported, objects labelled as managed by mcs-gitops and pure
-// resyncs (same resourceVersion) never. notify is also called when a member
+// optional are the kinds a member may well not serve: their CRD missing is
+// no outage, only something to pick up when it appears.
+var optional = map[string]bool{"ClusterProperty": true, "GlobalTrafficPolicy": true}
+
+// withStatus are the watched kinds whose status mcs-gitops writes back.
+var withStatus = map[string]bool{"ServiceExport": true, "GlobalTrafficPolicy": true}
+
+// Watch follows ServiceExports, Services, EndpointSlices, Namespaces,
+// ClusterProperties and GlobalTrafficPolicies on every member with
+// metadata-only informers and calls notify(member) on every add, update and
+// delete that may change the member's snapshot: Services and EndpointSlices
+// count only when their Service is exported; objects labelled as managed by
+// mcs-gitops, pure resyncs (same resourceVersion) and status-only updates
+// of ServiceExports and GlobalTrafficPolicies (mcs-gitops's own write-back)
+// never. notify is also called when a member
 // (or a resource of it) that could not be listed becomes readable again.
 // notify is called from many goroutines and must not block for long.
 //
 // A member that is down or does not serve a resource (CRD missing) is
 // retried with client-go's backoff without affecting the others; each
-// outage is logged once. Members without a client (Err set) are skipped and
+// outage is logged once. ClusterProperties and GlobalTrafficPolicies are
+// optional: their CRD missing is logged at info level, and once it is
+// installed the next retry lists them and notifies. Members without a client (Err set) are skipped and
 // logged. Watch returns nil when ctx ends, after its informers stopped.
 func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 	// The reflectors' own klog lines would repeat every retry of a down
@@ -126,7 +138,7 @@ func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector s
 			if o != nil && n != nil && o.GetResourceVersion() == n.GetResourceVersion() {
 				return // resync or relist of an unchanged object
 			}
-			if kind == "ServiceExport" && o != nil && n != nil && statusOnly(o, n) {
+			if withStatus[kind] && o != nil && n != nil && statusOnly(o, n) {
 				// Our own status write-back: acting on it would start a
 				// cycle after every cycle that wrote a condition.
 				return
@@ -217,9 +229,8 @@ func (r *resourceState) observe(err error) {
 	r.mu.Unlock()
 	switch {
 	case err != nil && !was:
-		if apierrors.IsNotFound(err) && r.kind == "ClusterProperty" {
-			// Optional: most clusters have no ClusterProperty CRD.
-			slog.Info("watch: member does not serve ClusterProperties; watching for the CRD to appear", "member", r.member)
+		if apierrors.IsNotFound(err) && optional[r.kind] {
+			slog.Info("watch: member does not serve this kind; watching for its CRD to appear", "member", r.member, "kind", r.kind)
 			return
 		}
 		reason := classify(context.Background(), err)

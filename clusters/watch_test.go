@@ -13,6 +13,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
 
@@ -122,6 +123,26 @@ func testWatch(t *testing.T, c1, c2, c3 *envtest.Cluster) {
 	n.quiet(t, "cluster-2", 1500*time.Millisecond)
 	se.Labels = map[string]string{"team": "payments"}
 	if err := c2.Client.Update(ctx, &se); err != nil {
+		t.Fatal(err)
+	}
+	n.waitFor(t, "cluster-2", 5*time.Second)
+
+	// A traffic policy: created, its spec changed and deleted are changes;
+	// the status apply writes back is not.
+	policy := gtp("only-in-2", "api", v1alpha1.FailOver, "//default/cluster-1")
+	create(t, c2.Client, policy)
+	n.waitFor(t, "cluster-2", 5*time.Second)
+	policy.Status.Clusters = []string{"cluster-1"}
+	if err := c2.Client.Status().Update(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	n.quiet(t, "cluster-2", 1500*time.Millisecond)
+	policy.Spec.LbType = v1alpha1.ActiveActive
+	if err := c2.Client.Update(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	n.waitFor(t, "cluster-2", 5*time.Second)
+	if err := c2.Client.Delete(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
 	n.waitFor(t, "cluster-2", 5*time.Second)
