@@ -42,15 +42,25 @@ type world struct {
 // is appended under spec (e.g. a sync: block).
 func newWorld(t testing.TB, n int, extra string) *world {
 	t.Helper()
+	return newWorldWith(t, n, nil, extra)
+}
+
+// newWorldWith is newWorld with memberYAML(i) appended to the i-th
+// member's entry (indented as its fields, e.g. a mode and gateway).
+func newWorldWith(t testing.TB, n int, memberYAML func(i int) string, extra string) *world {
+	t.Helper()
 	w := &world{t: t, members: envtest.Start(t, n), dir: t.TempDir()}
 	w.remote = filepath.Join(t.TempDir(), "remote.git")
 	_, err := git.PlainInit(w.remote, true)
 	require.NoError(t, err)
 	var b strings.Builder
 	b.WriteString("apiVersion: mcs-gitops.io/v1alpha1\nkind: ClusterSet\nmetadata:\n  name: e2e\nspec:\n  members:\n")
-	for _, m := range w.members {
+	for i, m := range w.members {
 		require.NoError(t, m.WriteKubeconfig(filepath.Join(w.dir, m.Name+".kubeconfig")))
 		fmt.Fprintf(&b, "  - name: %s\n    kubeconfig:\n      path: %s.kubeconfig\n", m.Name, m.Name)
+		if memberYAML != nil {
+			b.WriteString(memberYAML(i))
+		}
 	}
 	b.WriteString("  sync:\n    memberTimeout: 3s\n")
 	b.WriteString(extra)
