@@ -23,6 +23,9 @@ var allowed = map[schema.GroupKind]bool{
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:      true,
 	{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}: true,
 	{Group: "gateway.networking.k8s.io", Kind: "TCPRoute"}:  true,
+	// One per exported service with TCP ports: its listeners on the
+	// member's Gateway, without editing the user's Gateway itself.
+	{Group: "gateway.networking.k8s.io", Kind: "ListenerSet"}: true,
 	namespaceGK: true, // create only, never pruned
 }
 
@@ -52,7 +55,7 @@ func checkKind(apiVersion, kind, namespace string) error {
 	}
 	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
 	if !allowed[gk] {
-		return fmt.Errorf("kind %s (%s) is not in the allow-list (ServiceImport, Service, EndpointSlice, HTTPRoute, TCPRoute, Namespace)", kind, apiVersion)
+		return fmt.Errorf("kind %s (%s) is not in the allow-list (ServiceImport, Service, EndpointSlice, HTTPRoute, TCPRoute, ListenerSet, Namespace)", kind, apiVersion)
 	}
 	if gk == namespaceGK {
 		if namespace != "" {

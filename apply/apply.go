@@ -83,8 +83,9 @@ func (a *Applier) now() time.Time {
 // ApplyAllStaged with field manager "mcs-gitops" and the owner labels,
 // prune of owned objects no longer rendered (never a Namespace), then
 // status write-back: ServiceImport status.clusters as rendered, spec.ips
-// from the derived Service's cluster IPs, and the ServiceExport conditions
-// of this member's exports from report (nil report: no export status).
+// from the derived Service's cluster IPs, and from report the
+// ServiceExport conditions of this member's exports and the status of its
+// GlobalTrafficPolicies (nil report: neither).
 //
 // The caller's objects are not modified. The returned error is also in
 // Result.Err; the Result lists what was done before it happened.

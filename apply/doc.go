@@ -7,19 +7,22 @@
 //     kustomization.yaml may only list YAML files of its own directory (no
 //     generators, patches, remote bases or plugins); every YAML file there
 //     and every built object must be an allow-listed kind (ServiceImport,
-//     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute, and Namespace
-//     for create only), or the build fails naming the file and kind.
+//     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute/ListenerSet,
+//     and Namespace for create only), or the build fails naming the file
+//     and kind.
 //   - Applier.Apply (apply.go): collision check (collision.go: an existing
 //     object without this applier's owner labels is a user's; it is reported
 //     and skipped, never overwritten), Flux ssa ApplyAllStaged with field
 //     manager "mcs-gitops" and the owner labels (labels.go), prune
 //     (prune.go: only objects carrying all three owner labels for this
 //     ClusterSet and member that are no longer rendered; never a Namespace),
-//     then status write-back (status.go, ips.go): ServiceImport
-//     status.clusters and ServiceExport conditions through the status
-//     subresource ("mcs-gitops-status"), ServiceImport spec.ips from the
-//     derived Service's cluster IPs ("mcs-gitops-ips"), each written only
-//     when it differs so an unchanged world changes no resourceVersion.
+//     then status write-back (status.go, policy_status.go, ips.go):
+//     ServiceImport status.clusters, ServiceExport conditions and this
+//     member's GlobalTrafficPolicy conditions, clusters and weights through
+//     the status subresource ("mcs-gitops-status"), ServiceImport spec.ips
+//     from the derived Service's cluster IPs ("mcs-gitops-ips"), each
+//     written only when it differs so an unchanged world changes no
+//     resourceVersion.
 //   - ApplyAll (all.go): every member in parallel; one member failing
 //     (build, apply, even a panic) is its own Result.Err.
 //   - ReadReport (report.go): the report back from status/ for write-back.

@@ -151,6 +151,8 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("turning headless releases spec.ips", func(t *testing.T) { h.t = t; testTurnHeadless(h) })
 	t.Run("namespace is create-only", func(t *testing.T) { h.t = t; testNamespace(h) })
 	t.Run("one bad member does not stop the others", func(t *testing.T) { h.t = t; testBadMember(h) })
+	t.Run("policy status", func(t *testing.T) { h.t = t; testPolicyStatus(h) })
+	t.Run("ListenerSet applied and pruned", func(t *testing.T) { h.t = t; testListenerSet(h) })
 }
 
 func testSingleExport(h *harness) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +27,9 @@ var (
 
 // writeBack does the status write-back after a successful apply, for the
 // ServiceImports that were applied (not collisions) and for this member's
-// ServiceExports in report. Every write is skipped when the cluster already
-// holds the same values, so an unchanged world changes no resourceVersion.
+// ServiceExports and GlobalTrafficPolicies in report. Every write is
+// skipped when the cluster already holds the same values, so an unchanged
+// world changes no resourceVersion.
 func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
 	type job func(ctx context.Context) error
 	var jobs []job
@@ -51,6 +53,14 @@ func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applie
 				}
 				jobs = append(jobs, func(ctx context.Context) error {
 					return a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, note)
+				})
+			}
+			for _, p := range s.Policies {
+				if p.Member != a.Member {
+					continue
+				}
+				jobs = append(jobs, func(ctx context.Context) error {
+					return a.writePolicyStatus(ctx, s.Namespace, s.Name, p, note)
 				})
 			}
 		}
@@ -118,7 +128,7 @@ func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds 
 			return fmt.Errorf("status of %s: reading conditions: %w", id, err)
 		}
 	}
-	want := exportConditions(conds, have, live.GetGeneration(), metav1.NewTime(a.now().UTC().Truncate(1e9)))
+	want := apiConditions(conds, have, live.GetGeneration(), a.transitionTime())
 	if conditionsPresent(want, have) {
 		return nil
 	}
@@ -135,9 +145,9 @@ func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds 
 	return nil
 }
 
-// exportConditions turns rendered conditions into API conditions. A
+// apiConditions turns rendered conditions into API conditions. A
 // condition whose status is unchanged keeps its lastTransitionTime.
-func exportConditions(conds []render.Condition, have []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
+func apiConditions(conds []render.Condition, have []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(conds))
 	for _, c := range conds {
 		mc := metav1.Condition{
@@ -152,6 +162,12 @@ func exportConditions(conds []render.Condition, have []metav1.Condition, generat
 		out = append(out, mc)
 	}
 	return out
+}
+
+// transitionTime stamps a condition that changed status, to the second as
+// the API stores it.
+func (a *Applier) transitionTime() metav1.Time {
+	return metav1.NewTime(a.now().UTC().Truncate(time.Second))
 }
 
 // conditionsPresent reports whether every wanted condition is in have

@@ -1,0 +1,73 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+var policyGVK = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.GlobalTrafficPolicyKind)
+
+// writePolicyStatus sets what the renderer decided for one of this
+// member's GlobalTrafficPolicies on its status: the conditions (each keeping
+// its lastTransitionTime while its status is unchanged, observedGeneration
+// the policy's generation now), status.clusters and status.weights. A
+// policy deleted since the snapshot, or whose CRD is gone, has nothing to
+// update.
+func (a *Applier) writePolicyStatus(ctx context.Context, ns, name string, p render.PolicyReport, note func(string)) error {
+	id := v1alpha1.GlobalTrafficPolicyKind + "/" + ns + "/" + name
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(policyGVK)
+	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, live); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			a.log().Debug("policy gone since the snapshot; no status to write", "object", id)
+			return nil
+		}
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	var have v1alpha1.GlobalTrafficPolicyStatus
+	if raw, ok := live.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &have); err != nil {
+			return fmt.Errorf("status of %s: reading it: %w", id, err)
+		}
+	}
+	want := v1alpha1.GlobalTrafficPolicyStatus{
+		Conditions: apiConditions(p.Conditions, have.Conditions, live.GetGeneration(), a.transitionTime()),
+		Clusters:   p.Clusters,
+		Weights:    p.Weights,
+	}
+	if policyStatusEqual(want, have) {
+		return nil
+	}
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want)
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	u := skeleton(policyGVK, ns, name)
+	// Fields left out of the apply are released by this field manager, so
+	// clusters or weights no longer rendered disappear from the status.
+	u.Object["status"] = st
+	if err := a.applyStatus(ctx, u); err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	note(id + " status")
+	return nil
+}
+
+// policyStatusEqual reports whether the cluster already holds want. Unlike
+// an export's, a policy's status is mcs-gitops's alone, so a condition it
+// no longer renders counts as a difference too.
+func policyStatusEqual(want, have v1alpha1.GlobalTrafficPolicyStatus) bool {
+	return len(want.Conditions) == len(have.Conditions) && conditionsPresent(want.Conditions, have.Conditions) &&
+		slices.Equal(want.Clusters, have.Clusters) && maps.Equal(want.Weights, have.Weights)
+}
