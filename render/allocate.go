@@ -108,7 +108,7 @@ func allocate(m *member, rs []*routed, weighted []allocKey, prev []PortAllocatio
 			got[k] = port
 		}
 	}
-	out := make([]PortAllocation, 0, len(held))
+	var out []PortAllocation
 	for _, a := range held {
 		out = append(out, a)
 	}

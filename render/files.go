@@ -247,6 +247,14 @@ func Summary(r *Report) string {
 		for _, m := range s.MissingNamespace {
 			problems = append(problems, fmt.Sprintf("%s/%s: namespace %s does not exist in %s", s.Namespace, s.Name, s.Namespace, m))
 		}
+		for _, w := range s.Warnings {
+			problems = append(problems, fmt.Sprintf("%s/%s: %s", s.Namespace, s.Name, w))
+		}
+		for _, p := range s.Policies {
+			if c := p.Conditions[len(p.Conditions)-1]; c.Status != "True" {
+				problems = append(problems, fmt.Sprintf("%s/%s: %s policy in %s: %s: %s", s.Namespace, s.Name, p.LbType, p.Member, c.Reason, c.Message))
+			}
+		}
 		members := make([]string, 0, len(s.Endpoints))
 		for m := range s.Endpoints {
 			members = append(members, m)

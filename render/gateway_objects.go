@@ -135,7 +135,7 @@ func backendRef(service string, port int32, weight *int32) gatewayv1.BackendRef 
 // mapped to the gateway's ports. The endpoints are ready while the
 // exporter has a ready endpoint, so readiness (and failover) crosses the
 // gateway too.
-func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]bool, dir string) []Object {
+func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]bool, pathPrefix string, families map[discoveryv1.AddressType]bool) []Object {
 	ready := readyEndpoints(r.e.slices) > 0
 	var ports []discoveryv1.EndpointPort
 	for _, p := range r.e.svc.Spec.Ports {
@@ -151,6 +151,9 @@ func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]boo
 	}
 	var out []Object
 	for _, fam := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
+		if families != nil && !families[fam] {
+			continue
+		}
 		var eps []discoveryv1.Endpoint
 		for _, a := range r.gw.addresses {
 			if (fam == discoveryv1.AddressTypeIPv4) != a.Is4() {
@@ -181,7 +184,7 @@ func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]boo
 			Endpoints:   eps,
 			Ports:       ports,
 		}
-		out = append(out, Object{Path: dir + "endpointslice-" + r.e.m.clusterID + "-" + sname[len(sname)-10:] + ".yaml", Object: sl})
+		out = append(out, Object{Path: pathPrefix + sname[len(sname)-10:] + ".yaml", Object: sl})
 	}
 	return out
 }

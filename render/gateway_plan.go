@@ -200,7 +200,7 @@ func parsePathRule(r *routed, ann map[string]string) *pathRule {
 	if hasRewrite {
 		switch {
 		case pr.pathType != gatewayv1.PathMatchPathPrefix:
-			r.fail(ReasonUnsupportedRewrite, fmt.Sprintf("%s needs path-type PathPrefix; Gateway API cannot replace the prefix of a %s match", RewritePrefixAnnotation, pr.pathType))
+			r.fail(ReasonUnsupportedRewrite, fmt.Sprintf("%s needs path-type PathPrefix; Gateway API cannot replace the prefix of an %s match", RewritePrefixAnnotation, pr.pathType))
 			return nil
 		case !strings.HasPrefix(rewrite, "/"):
 			r.fail(ReasonUnsupportedRewrite, fmt.Sprintf("%s %q does not start with /", RewritePrefixAnnotation, rewrite))
@@ -311,5 +311,22 @@ func wantsWeightedListener(m *member, k *serviceKey) bool {
 		return false
 	}
 	pol := m.policies[k.ns+"/"+k.name]
-	return pol != nil && hasWeights(pol) && len(pol.Validate()) == 0
+	if pol == nil || !hasWeights(pol) || len(pol.Validate()) > 0 {
+		return false
+	}
+	// Only a service some export gives an HTTP port can be weighted; the
+	// render decides finally, this only avoids allocating a port for a
+	// service that certainly cannot use it.
+	for _, e := range k.exports {
+		if e.svc == nil || e.headless() {
+			continue
+		}
+		forced, _ := httpPortSet(e.se.Annotations[HTTPPortsAnnotation])
+		for _, p := range e.svc.Spec.Ports {
+			if classify(p, forced) == portHTTP {
+				return true
+			}
+		}
+	}
+	return false
 }

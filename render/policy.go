@@ -74,12 +74,12 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 			// FSM's Locality with a target pins the service to that one
 			// cluster.
 			ch.sources = targets
-			how = "only the target's endpoints"
+			how = "only the endpoints of the target " + pol.Spec.Targets[0].ClusterKey
 		case local != nil:
 			ch.sources = []*export{local}
 			how = "only this member's own endpoints"
 		default:
-			how = "only this member's own endpoints, and it does not export the service"
+			how = "no endpoints: Locality keeps only this member's own, and it does not export the service"
 		}
 	case v1alpha1.FailOver:
 		if local != nil && readyEndpoints(local.slices) > 0 {
@@ -87,16 +87,20 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 			how = "this member's own endpoints, which are ready"
 			break
 		}
+		why := "no local endpoint is ready"
+		if local == nil {
+			why = "this member does not export the service"
+		}
 		for _, t := range targets {
 			if readyEndpoints(t.slices) > 0 {
 				ch.sources = []*export{t}
-				how = fmt.Sprintf("no local endpoint is ready, failed over to %s, the first target with a ready endpoint", t.m.name)
+				how = fmt.Sprintf("the endpoints of %s, the first target with a ready endpoint, because %s", t.m.name, why)
 				break
 			}
 		}
 		if ch.sources == nil {
 			ch.sources = targets
-			how = "neither this member nor any target has a ready endpoint; the targets are listed"
+			how = fmt.Sprintf("the endpoints of every target, though none is ready, because %s", why)
 		}
 	case v1alpha1.ActiveActive:
 		if local != nil {
@@ -128,13 +132,20 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 			}
 		}
 		how = "this member's own endpoints and the targets'"
+		if local == nil {
+			how = "the targets' endpoints (this member does not export the service)"
+		}
 	}
 	rep.Clusters = clusterIDs(ch.sources)
 	rep.Conditions = []Condition{{Type: "Accepted", Status: "True", Reason: ReasonAccepted, Message: "the policy is valid"}}
 	applied := Condition{Type: "Applied", Status: "True", Reason: ReasonApplied, Message: "the derived Service gets " + how}
 	if len(unknown) > 0 {
 		applied.Status, applied.Reason = "False", ReasonUnknownTargets
-		applied.Message = fmt.Sprintf("targets %s are not members of the ClusterSet and were left out; the derived Service gets %s", strings.Join(unknown, ", "), how)
+		what := "targets " + strings.Join(unknown, ", ") + " are not members of the ClusterSet and were"
+		if len(unknown) == 1 {
+			what = "target " + unknown[0] + " is not a member of the ClusterSet and was"
+		}
+		applied.Message = fmt.Sprintf("%s left out; the derived Service gets %s", what, how)
 	}
 	rep.Conditions = append(rep.Conditions, applied)
 	return ch

@@ -63,7 +63,10 @@ func (s *svc) weighted(c *member, ch choice) (objs []Object, weights map[string]
 	case !c.mesh:
 		p, ok := s.plan.weighted[c][s.ns+"/"+s.name]
 		if !ok {
-			return nil, nil, exhaustedMessage(c, 1)
+			if c.gw.tcp == nil {
+				return nil, nil, fmt.Sprintf("the weighted route needs a listener port from the tcpPorts range of member %s's gateway, and it has none", c.name)
+			}
+			return nil, nil, fmt.Sprintf("the weighted route needs a listener port and the tcpPorts range %d-%d of member %s's gateway has none left", c.gw.tcp.From, c.gw.tcp.To, c.name)
 		}
 		listener = p
 	}
@@ -162,11 +165,12 @@ func (s *svc) localGatewaySlices(c *member, hp *mcsv1alpha1.ServicePort, listene
 		sname := sliceName(s.derived, c.clusterID, "weighted/"+string(fam))
 		out = append(out, Object{Path: s.dir + "endpointslice-weighted-" + sname[len(sname)-10:] + ".yaml", Object: &discoveryv1.EndpointSlice{
 			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			// No source-cluster label: the endpoints are this member's
+			// gateway, which spreads the traffic over several clusters.
 			ObjectMeta: metav1.ObjectMeta{Name: sname, Namespace: s.ns, Labels: managedLabels(map[string]string{
-				mcsv1alpha1.LabelServiceName:   s.name,
-				mcsv1alpha1.LabelSourceCluster: c.clusterID,
-				discoveryv1.LabelServiceName:   s.derived,
-				discoveryv1.LabelManagedBy:     EndpointSliceManager,
+				mcsv1alpha1.LabelServiceName: s.name,
+				discoveryv1.LabelServiceName: s.derived,
+				discoveryv1.LabelManagedBy:   EndpointSliceManager,
 			})},
 			AddressType: fam,
 			Endpoints:   eps,

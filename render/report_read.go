@@ -27,9 +27,16 @@ func ParseServiceReport(data []byte) (*ServiceReport, error) {
 // (keys relative to the repository sub-path, as Files returns them).
 // Files other than status/<namespace>/<name>.yaml are ignored, so a whole
 // commit's tree can be passed. Warnings are not stored per file and come
-// back empty.
+// back empty; Gateways come from status/gateways.yaml.
 func ReadReport(files map[string][]byte) (*Report, error) {
 	r := &Report{Services: []ServiceReport{}}
+	if data, ok := files[GatewaysFile]; ok {
+		var doc gatewaysDoc
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", GatewaysFile, err)
+		}
+		r.Gateways = doc.Gateways
+	}
 	for p, data := range files {
 		ns, name, ok := statusFile(p)
 		if !ok {

@@ -17,7 +17,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 	require.NotEmpty(t, scenarios)
 	for _, s := range scenarios {
 		t.Run(s.Name, func(t *testing.T) {
-			out, err := render.Render(s.Config, s.Snapshots, nil)
+			out, err := render.Render(s.Config, s.Snapshots, s.Committed)
 			if err != nil {
 				t.Skipf("scenario does not render: %v", err)
 			}

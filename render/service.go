@@ -41,12 +41,23 @@ func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *sv
 
 func (s *svc) podSlices(e *export, target string) []podSlice {
 	out := make([]podSlice, 0, len(e.slices))
+	prefix := s.slicePrefix(e, target)
 	for _, src := range e.slices {
 		name := sliceName(target, e.m.clusterID, src.Name)
-		out = append(out, podSlice{src: src, name: name,
-			path: s.dir + "endpointslice-" + e.m.clusterID + "-" + name[len(name)-10:] + ".yaml"})
+		out = append(out, podSlice{src: src, name: name, path: prefix + name[len(name)-10:] + ".yaml"})
 	}
 	return out
+}
+
+// slicePrefix starts the path of a slice of e's endpoints for target. The
+// hash that ends it depends on the source only, so slices of the same
+// source for the derived Service and for a per-cluster Service need
+// different prefixes.
+func (s *svc) slicePrefix(e *export, target string) string {
+	if target == s.derived {
+		return s.dir + "endpointslice-" + e.m.clusterID + "-"
+	}
+	return s.dir + "cluster-" + e.m.clusterID + "-endpointslice-"
 }
 
 func (s *svc) warn(format string, args ...any) { s.warnings[fmt.Sprintf(format, args...)] = true }
@@ -93,7 +104,25 @@ func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bo
 		s.warn("port %s of member %s's export is %s, which a gateway cannot carry: members reaching %s through its gateway do not get it",
 			portLabel(p.Name, p.Port), e.m.name, protocol(p.Protocol), e.m.name)
 	}
-	return gatewaySlices(s.ns, s.name, target, r, ports, s.dir)
+	objs := gatewaySlices(s.ns, s.name, target, r, ports, s.slicePrefix(e, target), s.families())
+	if len(objs) == 0 {
+		s.warn("gateway of member %s has no address in the service's IP families: members reaching it through its gateway get none of its endpoints", e.m.name)
+	}
+	return objs
+}
+
+// families are the address families the ServiceImport serves; slices of
+// another family would never be used. Empty means any.
+func (s *svc) families() map[discoveryv1.AddressType]bool {
+	fams := s.mg.winner.svc.Spec.IPFamilies
+	if len(fams) == 0 {
+		return nil
+	}
+	out := map[discoveryv1.AddressType]bool{}
+	for _, f := range fams {
+		out[discoveryv1.AddressType(f)] = true
+	}
+	return out
 }
 
 func portLabel(name string, port int32) string {

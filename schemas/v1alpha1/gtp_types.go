@@ -21,7 +21,8 @@ var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
 type LoadBalancerType string
 
 const (
-	// Locality: only the consuming member's own endpoints.
+	// Locality: only the consuming member's own endpoints; with one
+	// target, only that target's (FSM pins the service to it).
 	Locality LoadBalancerType = "Locality"
 	// FailOver: the consuming member's own endpoints while any of them is
 	// ready, else the first target (in listed order) with a ready endpoint.
