@@ -81,6 +81,9 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 		live[i] = r
 		file := path.Join(InputsDir, snapshot.FileName(r.Member))
 		if r.Err == nil && r.Snapshot != nil {
+			if r.GatewayErr != nil {
+				l.keepGatewayAddresses(r, prev.inputs[file])
+			}
 			b, err := snapshot.Format(r.Snapshot)
 			if err != nil {
 				return nil, fmt.Errorf("member %q: format snapshot: %w", r.Member, err)
@@ -131,6 +134,22 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 		files: files, report: &out.Report, prev: prev.report,
 		events: healthEvents(prev.health, health), digest: gitsync.SnapshotDigest(inputs),
 	}, nil
+}
+
+// keepGatewayAddresses gives a member whose gateway host did not resolve
+// the addresses of its last committed snapshot: a DNS hiccup must not cut
+// every consumer off from its gateway. Without a committed address the
+// render reports the gateway as unresolved.
+func (l *Loop) keepGatewayAddresses(r clusters.Result, committed []byte) {
+	var kept []string
+	if committed != nil {
+		if s, err := snapshot.Parse(r.Member, "last commit", committed); err == nil {
+			kept = s.GatewayAddresses
+		}
+	}
+	l.Log.Warn("gateway host did not resolve; keeping the last committed addresses",
+		"member", r.Member, "error", r.GatewayErr.Error(), "kept", strings.Join(kept, ","))
+	r.Snapshot.GatewayAddresses = kept
 }
 
 func (l *Loop) memberNames() []string {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -193,4 +195,42 @@ func BenchmarkFailOverSwitch(b *testing.B) {
 	b.ReportMetric(float64(back[len(back)/2].Microseconds())/1000, "failback-p50-ms")
 	b.ReportMetric(float64(over[len(over)-1].Microseconds())/1000, "failover-max-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestGatewayDNSHostResolvedAtReadTime: a gateway host that is a DNS name
+// is resolved when the member is read, the consumer's slices point at the
+// answer, a failed lookup keeps the last committed addresses instead of
+// cutting the consumer off, and a new answer moves the slices.
+func TestGatewayDNSHostResolvedAtReadTime(t *testing.T) {
+	w := newWorldWith(t, 2, func(i int) string {
+		if i != 0 {
+			return ""
+		}
+		return "    mode: gateway\n    gateway:\n      host: gw.cluster-1.test\n      namespace: mcs-gateway\n      name: east-west\n"
+	}, "")
+	var answer atomic.Value
+	answer.Store("203.0.113.7")
+	lookup := func(_ context.Context, host string) ([]string, error) {
+		if a := answer.Load().(string); a != "" {
+			return []string{a}, nil
+		}
+		return nil, fmt.Errorf("lookup %s: no such host", host)
+	}
+	w.loop.Members = clusters.Connect(context.Background(), w.loop.Config, clusters.ConnectOptions{BaseDir: w.dir, LookupHost: lookup})
+	c2 := w.member("cluster-2")
+	require.NoError(t, envtest.EnsureNamespaces(context.Background(), c2.Client, "httpbin"))
+	export(t, w.member("cluster-1"), "httpbin", "httpbin", 8080, "10.1.0.10")
+
+	w.sync()
+	want := []string{"cluster-1 203.0.113.7:80"}
+	assert.Equal(t, want, importedFrom(t, c2))
+
+	answer.Store("")
+	out := w.sync()
+	assert.False(t, out.Committed, "a failed lookup changes nothing")
+	assert.Equal(t, want, importedFrom(t, c2))
+
+	answer.Store("203.0.113.8")
+	w.sync()
+	assert.Equal(t, []string{"cluster-1 203.0.113.8:80"}, importedFrom(t, c2))
 }
