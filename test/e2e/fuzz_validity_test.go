@@ -19,7 +19,7 @@ import (
 )
 
 // FuzzRenderedObjectsPassAPIServerValidation feeds arbitrary snapshots for
-// one member of the demo ClusterSet to the renderer and server-side applies
+// one member of the demo ClusterSet (made to mix the data paths) to the renderer and server-side applies
 // (dry run) everything it renders to a real kube-apiserver: whatever input
 // the snapshot loader accepts, the renderer must only ever produce objects
 // the apiserver's own validation accepts. Under plain `go test` it runs the
@@ -33,6 +33,24 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 	cfg, err := v1alpha1.LoadFile(filepath.Join(demo, "clusterset.yaml"))
 	if err != nil {
 		f.Fatal(err)
+	}
+	// cluster-1, the fuzzed member, is in gateway mode, so its exports
+	// render routes and listeners and its policies may render weighted
+	// routes on its gateway; cluster-2 has a gateway and cluster-3 a mesh,
+	// so the other data paths are rendered too.
+	for i, m := range cfg.Spec.Members {
+		gw := &v1alpha1.Gateway{Host: "192.0.2.1", Port: 80, Namespace: "mcs-gateway", Name: "east-west",
+			TCPPorts: &v1alpha1.PortRange{From: 30000, To: 30019}}
+		switch i {
+		case 0:
+			m.Mode, m.Gateway = v1alpha1.ModeGateway, gw
+		case 1:
+			gw.Host = "2001:db8::2"
+			m.Gateway = gw
+		case 2:
+			m.Mesh = true
+		}
+		cfg.Spec.Members[i] = m
 	}
 	others := map[string]*snapshot.Snapshot{}
 	for _, m := range []string{"cluster-2", "cluster-3"} {
