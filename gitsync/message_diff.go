@@ -19,6 +19,9 @@ type svcDiff struct {
 	conflictNew, conflictGone bool
 	endpoints                 []string // "member a -> b"
 	changedIn                 []string // importers with files changed
+	// policies are the consumers whose traffic policy now sends them
+	// elsewhere: "cluster-2 (FailOver): cluster-2 -> cluster-1".
+	policies []string
 }
 
 type reportDiff struct {
@@ -72,6 +75,7 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		pc, nc := conflicted(s.prev), conflicted(s.next)
 		s.conflictNew, s.conflictGone = nc && !pc, pc && !nc
 		s.endpoints = endpointChanges(s.prev, s.next)
+		s.policies = policyChanges(s.prev, s.next)
 		added := toSet(s.importsAdded)
 		for _, m := range importers(s.next) {
 			if touched[m+"/"+k] && !added[m] {
@@ -85,8 +89,12 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 
 // events lists what happened, most important first, for the subject.
 func (d *reportDiff) events() []string {
-	var imports, removes, conflicts, invalids, exports, endpoints []string
+	var imports, removes, policies, conflicts, invalids, exports, endpoints []string
 	for _, s := range d.services {
+		for _, p := range s.policies {
+			member, _, _ := strings.Cut(p, " ")
+			policies = append(policies, fmt.Sprintf("reroute %s in %s", s.key, member))
+		}
 		if len(s.importsAdded) > 0 {
 			imports = append(imports, fmt.Sprintf("import %s into %s", s.key, list(s.importsAdded)))
 		}
@@ -115,7 +123,7 @@ func (d *reportDiff) events() []string {
 		}
 	}
 	var out []string
-	for _, g := range [][]string{imports, removes, conflicts, invalids, exports, endpoints} {
+	for _, g := range [][]string{imports, removes, policies, conflicts, invalids, exports, endpoints} {
 		out = append(out, g...)
 	}
 	return out
@@ -132,8 +140,11 @@ func (d *reportDiff) body(health []string) string {
 		}
 		return members[m]
 	}
-	var exports, conflicts, endpoints []string
+	var exports, conflicts, endpoints, policies []string
 	for _, s := range d.services {
+		for _, p := range s.policies {
+			policies = append(policies, s.key+" in "+p)
+		}
 		for _, m := range s.importsAdded {
 			get(m).add = append(get(m).add, fmt.Sprintf("+ %s (%s from %s)", s.key, s.next.Type, strings.Join(validExporters(s.next), ", ")))
 		}
@@ -188,6 +199,7 @@ func (d *reportDiff) body(health []string) string {
 		l := members[m]
 		section("Imports in "+m, append(append(l.add, l.gone...), l.changed...))
 	}
+	section("Traffic policies", policies)
 	section("Exports", exports)
 	section("Conflicts", conflicts)
 	section("Ready endpoints", endpoints)
@@ -197,6 +209,40 @@ func (d *reportDiff) body(health []string) string {
 	}
 	section("Members", hl)
 	return b.String()
+}
+
+// policyChanges lists the consumers whose GlobalTrafficPolicy now gives
+// their derived Service other clusters than before, e.g. a failover.
+func policyChanges(prev, next *render.ServiceReport) []string {
+	if next == nil {
+		return nil
+	}
+	before := map[string][]string{}
+	if prev != nil {
+		for _, p := range prev.Policies {
+			before[p.Member] = p.Clusters
+		}
+	}
+	var out []string
+	for _, p := range next.Policies {
+		was, ok := before[p.Member]
+		if ok && strings.Join(was, ",") == strings.Join(p.Clusters, ",") {
+			continue
+		}
+		from := "all exporters"
+		if ok {
+			from = clusterList(was)
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %s -> %s", p.Member, p.LbType, from, clusterList(p.Clusters)))
+	}
+	return out
+}
+
+func clusterList(c []string) string {
+	if len(c) == 0 {
+		return "none"
+	}
+	return strings.Join(c, ", ")
 }
 
 // touchedImports maps "<member>/<ns>/<svc>" for every changed file under

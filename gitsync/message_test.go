@@ -94,6 +94,35 @@ func TestMessageInvalidExport(t *testing.T) {
 	assert.Equal(t, "ns/x invalid in m (NoService)\n\nExports:\n  ! ns/x from m: invalid, NoService\n", msg)
 }
 
+func TestMessageFailOver(t *testing.T) {
+	svc := func(eps int, clusters ...string) render.ServiceReport {
+		return render.ServiceReport{Namespace: "httpbin", Name: "httpbin", Type: "ClusterSetIP",
+			Exports:    []render.ExportReport{export("cluster-1", ""), export("cluster-2", "")},
+			ImportedBy: []string{"cluster-1", "cluster-2"}, Endpoints: map[string]int{"cluster-1": 1, "cluster-2": eps},
+			Policies:   []render.PolicyReport{{Member: "cluster-2", LbType: "FailOver", Clusters: clusters}}}
+	}
+	prev := &render.Report{Services: []render.ServiceReport{svc(1, "cluster-2")}}
+	next := &render.Report{Services: []render.ServiceReport{svc(0, "cluster-1")}}
+	msg := Message(MessageInput{Prev: prev, Next: next,
+		Changes: &Changes{Written: []string{"clusters/cluster-2/httpbin/httpbin/endpointslice-cluster-1-abc.yaml"}}})
+	assert.Equal(t, `reroute httpbin/httpbin in cluster-2; endpoints of httpbin/httpbin
+
+Imports in cluster-2:
+  ~ httpbin/httpbin
+
+Traffic policies:
+  httpbin/httpbin in cluster-2 (FailOver): cluster-2 -> cluster-1
+
+Ready endpoints:
+  httpbin/httpbin: cluster-2 1 -> 0
+`, msg)
+
+	// A policy that appears is a change from every exporter.
+	first := Message(MessageInput{Prev: &render.Report{Services: []render.ServiceReport{{Namespace: "httpbin", Name: "httpbin",
+		Exports: next.Services[0].Exports, ImportedBy: next.Services[0].ImportedBy, Endpoints: next.Services[0].Endpoints}}}, Next: next})
+	assert.Contains(t, first, "httpbin/httpbin in cluster-2 (FailOver): all exporters -> cluster-1")
+}
+
 func TestMessageFallbacks(t *testing.T) {
 	assert.Equal(t, "update snapshot of cluster-1\n", Message(MessageInput{Changes: &Changes{Written: []string{"inputs/cluster-1.yaml"}}}))
 	assert.Equal(t, "update the rendered tree\n", Message(MessageInput{}))
