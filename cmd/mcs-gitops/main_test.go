@@ -76,7 +76,7 @@ func TestValidate(t *testing.T) {
 	dir := copyDemo(t)
 	out, err := run(t, "validate", "--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs"))
 	require.NoError(t, err)
-	assert.Contains(t, out, "valid: 3 member(s), 2 exported service(s), 0 export problem(s)")
+	assert.Contains(t, out, "valid: 3 member(s), 2 exported service(s), 0 problem(s)")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "inputs", "cluster-2.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n"), 0o644))
 	_, err = run(t, "validate", "--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs"))

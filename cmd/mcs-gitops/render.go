@@ -130,8 +130,11 @@ func newValidateCommand() *cobra.Command {
 		Long: `Validate loads clusterset.yaml strictly (unknown fields, duplicate members or
 cluster IDs, invalid names and pasted credentials are errors, with file, line
 and field) and every inputs/<member>.yaml (malformed YAML, duplicate or invalid
-objects are errors naming the object), then renders in memory and prints the
-export conditions that are not healthy. It writes nothing.
+objects are errors naming the object), then renders in memory and prints what
+is not healthy: export conditions (conflicts, invalid exports, gateway-mode
+validation), traffic policies not fully applied, and per-service warnings
+(e.g. a member that cannot reach another's endpoints). It writes nothing.
+Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
 Exit codes: 0 valid, 2 invalid.`,
 		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/`,
@@ -155,8 +158,21 @@ Exit codes: 0 valid, 2 invalid.`,
 						}
 					}
 				}
+				for _, p := range s.Policies {
+					for _, c := range p.Conditions {
+						if c.Status != "True" {
+							problems++
+							fmt.Fprintf(w, "%s/%s: %s policy in %s: %s=%s (%s): %s\n", s.Namespace, s.Name, p.LbType, p.Member, c.Type, c.Status, c.Reason, c.Message)
+							break
+						}
+					}
+				}
+				for _, warning := range s.Warnings {
+					problems++
+					fmt.Fprintf(w, "%s/%s: %s\n", s.Namespace, s.Name, warning)
+				}
 			}
-			fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d export problem(s)\n",
+			fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
 				len(cfg.Spec.Members), len(result.Report.Services), problems)
 			return nil
 		},
