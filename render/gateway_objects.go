@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"net/netip"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,37 +155,35 @@ func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]boo
 		if families != nil && !families[fam] {
 			continue
 		}
-		var eps []discoveryv1.Endpoint
-		for _, a := range r.gw.addresses {
-			if (fam == discoveryv1.AddressTypeIPv4) != a.Is4() {
-				continue
-			}
-			rdy, serving, term := ready, ready, false
-			eps = append(eps, discoveryv1.Endpoint{
-				Addresses:  []string{a.String()},
-				Conditions: discoveryv1.EndpointConditions{Ready: &rdy, Serving: &serving, Terminating: &term},
-			})
-		}
+		eps := addressEndpoints(r.gw.addresses, fam, ready)
 		if len(eps) == 0 {
 			continue
 		}
 		sname := sliceName(derived, r.e.m.clusterID, "gateway/"+string(fam))
-		sl := &discoveryv1.EndpointSlice{
-			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name: sname, Namespace: ns,
-				Labels: managedLabels(map[string]string{
-					mcsv1alpha1.LabelServiceName:   name,
-					mcsv1alpha1.LabelSourceCluster: r.e.m.clusterID,
-					discoveryv1.LabelServiceName:   derived,
-					discoveryv1.LabelManagedBy:     EndpointSliceManager,
-				}),
-			},
+		out = append(out, Object{Path: pathPrefix + sname[len(sname)-10:] + ".yaml", Object: &discoveryv1.EndpointSlice{
+			TypeMeta:    metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			ObjectMeta:  sliceMeta(ns, sname, name, derived, r.e.m.clusterID),
 			AddressType: fam,
 			Endpoints:   eps,
 			Ports:       ports,
-		}
-		out = append(out, Object{Path: pathPrefix + sname[len(sname)-10:] + ".yaml", Object: sl})
+		}})
 	}
 	return out
+}
+
+// addressEndpoints are one endpoint per address of family fam, for slices
+// that point at a gateway rather than at pods.
+func addressEndpoints(addrs []netip.Addr, fam discoveryv1.AddressType, ready bool) []discoveryv1.Endpoint {
+	var eps []discoveryv1.Endpoint
+	for _, a := range addrs {
+		if (fam == discoveryv1.AddressTypeIPv4) != a.Is4() {
+			continue
+		}
+		rdy, serving, term := ready, ready, false
+		eps = append(eps, discoveryv1.Endpoint{
+			Addresses:  []string{a.String()},
+			Conditions: discoveryv1.EndpointConditions{Ready: &rdy, Serving: &serving, Terminating: &term},
+		})
+	}
+	return eps
 }

@@ -102,16 +102,8 @@ func derivedService(ns, name, derived string, m *merged) *corev1.Service {
 // kube-proxy need.
 func importedSlice(ns, name, derived, slice string, src *discoveryv1.EndpointSlice, sourceCluster string, portNames map[string]bool) *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
-		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: slice, Namespace: ns,
-			Labels: managedLabels(map[string]string{
-				mcsv1alpha1.LabelServiceName:   name,
-				mcsv1alpha1.LabelSourceCluster: sourceCluster,
-				discoveryv1.LabelServiceName:   derived,
-				discoveryv1.LabelManagedBy:     EndpointSliceManager,
-			}),
-		},
+		TypeMeta:    metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta:  sliceMeta(ns, slice, name, derived, sourceCluster),
 		AddressType: src.AddressType,
 		Endpoints:   make([]discoveryv1.Endpoint, 0, len(src.Endpoints)),
 	}
@@ -130,6 +122,22 @@ func importedSlice(ns, name, derived, slice string, src *discoveryv1.EndpointSli
 		})
 	}
 	return out
+}
+
+// sliceMeta is the metadata of a slice rendered for a service: named for
+// the Service it feeds (target), findable by the MCS service name, kept
+// from kube-controller-manager. An empty sourceCluster leaves its label
+// out, for endpoints that stand for no single cluster.
+func sliceMeta(ns, slice, service, target, sourceCluster string) metav1.ObjectMeta {
+	l := map[string]string{
+		mcsv1alpha1.LabelServiceName: service,
+		discoveryv1.LabelServiceName: target,
+		discoveryv1.LabelManagedBy:   EndpointSliceManager,
+	}
+	if sourceCluster != "" {
+		l[mcsv1alpha1.LabelSourceCluster] = sourceCluster
+	}
+	return metav1.ObjectMeta{Name: slice, Namespace: ns, Labels: managedLabels(l)}
 }
 
 func namespaceObject(ns string) *corev1.Namespace {

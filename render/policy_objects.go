@@ -149,15 +149,7 @@ func perClusterService(ns, name, svcName, clusterID string, hp *mcsv1alpha1.Serv
 func (s *svc) localGatewaySlices(c *member, hp *mcsv1alpha1.ServicePort, listener int32) []Object {
 	var out []Object
 	for _, fam := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
-		var eps []discoveryv1.Endpoint
-		for _, a := range c.gw.addresses {
-			if (fam == discoveryv1.AddressTypeIPv4) != a.Is4() {
-				continue
-			}
-			t, f := true, false
-			eps = append(eps, discoveryv1.Endpoint{Addresses: []string{a.String()},
-				Conditions: discoveryv1.EndpointConditions{Ready: &t, Serving: &t, Terminating: &f}})
-		}
+		eps := addressEndpoints(c.gw.addresses, fam, true)
 		if len(eps) == 0 {
 			continue
 		}
@@ -167,11 +159,7 @@ func (s *svc) localGatewaySlices(c *member, hp *mcsv1alpha1.ServicePort, listene
 			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 			// No source-cluster label: the endpoints are this member's
 			// gateway, which spreads the traffic over several clusters.
-			ObjectMeta: metav1.ObjectMeta{Name: sname, Namespace: s.ns, Labels: managedLabels(map[string]string{
-				mcsv1alpha1.LabelServiceName: s.name,
-				discoveryv1.LabelServiceName: s.derived,
-				discoveryv1.LabelManagedBy:   EndpointSliceManager,
-			})},
+			ObjectMeta:  sliceMeta(s.ns, sname, s.name, s.derived, ""),
 			AddressType: fam,
 			Endpoints:   eps,
 			Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port, AppProtocol: hp.AppProtocol}},

@@ -67,12 +67,12 @@ func sourcesIn(t *testing.T, out *Output, m string) []string {
 func TestPolicySemantics(t *testing.T) {
 	yes, no := true, false
 	cases := []struct {
-		name          string
+		name           string
 		ready1, ready3 bool
-		local         *bool
-		pol           *v1alpha1.GlobalTrafficPolicy
-		want          []string
-		applied       string
+		local          *bool
+		pol            *v1alpha1.GlobalTrafficPolicy
+		want           []string
+		applied        string
 	}{
 		{name: "no policy uses every exporter", ready1: true, ready3: true, want: []string{"c1", "c3"}},
 		{name: "Locality without a local export gets nothing", ready1: true, ready3: true,
