@@ -99,7 +99,7 @@ func TestMessageFailOver(t *testing.T) {
 		return render.ServiceReport{Namespace: "httpbin", Name: "httpbin", Type: "ClusterSetIP",
 			Exports:    []render.ExportReport{export("cluster-1", ""), export("cluster-2", "")},
 			ImportedBy: []string{"cluster-1", "cluster-2"}, Endpoints: map[string]int{"cluster-1": 1, "cluster-2": eps},
-			Policies:   []render.PolicyReport{{Member: "cluster-2", LbType: "FailOver", Clusters: clusters}}}
+			Policies: []render.PolicyReport{{Member: "cluster-2", LbType: "FailOver", Clusters: clusters}}}
 	}
 	prev := &render.Report{Services: []render.ServiceReport{svc(1, "cluster-2")}}
 	next := &render.Report{Services: []render.ServiceReport{svc(0, "cluster-1")}}
