@@ -225,3 +225,26 @@ func serviceReport(t *testing.T, out *Output, ns, name string) ServiceReport {
 	t.Fatalf("no report for %s/%s", ns, name)
 	return ServiceReport{}
 }
+
+func TestSameExtraHostnameOnOneGatewayIsAHostnameConflict(t *testing.T) {
+	cfg := gatewaySet(0, "g", "h", "c")
+	g, h := &snapshot.Snapshot{Member: "g"}, &snapshot.Snapshot{Member: "h"}
+	http := corev1.ServicePort{Name: "http", Port: 80}
+	exportService(t, g, "shop", "old", "2026-01-01T00:00:00Z", true, http)
+	exportService(t, g, "shop", "new", "2026-02-01T00:00:00Z", true, http)
+	// The same hostname on another member's gateway is no conflict.
+	exportService(t, h, "shop", "new", "2026-02-01T00:00:00Z", true, http)
+	for _, s := range []*snapshot.Snapshot{g, h} {
+		for i := range s.ServiceExports {
+			s.ServiceExports[i].Annotations = map[string]string{HostnamesAnnotation: "shop.example.com"}
+		}
+	}
+	out, err := Render(cfg, []*snapshot.Snapshot{g, h, {Member: "c"}}, nil)
+	require.NoError(t, err)
+	rep := serviceReport(t, out, "shop", "new")
+	lost, _ := exportOf(t, rep, "g").Condition("Valid")
+	assert.Equal(t, ReasonHostnameConflict, lost.Reason)
+	assert.Contains(t, lost.Message, "hostname shop.example.com with path PathPrefix / on gateway gw/east-west of member g is already claimed by the older export shop/old")
+	kept, _ := exportOf(t, rep, "h").Condition("Valid")
+	assert.Equal(t, "True", kept.Status)
+}
