@@ -24,13 +24,12 @@ type tree struct {
 
 // committed is what the last commit says about the world: the snapshots to
 // fall back on for members that cannot be read now, their health, and the
-// report to describe the next change against.
+// report to describe the next change against, whose gateways carry the
+// port allocations to keep.
 type committed struct {
 	inputs map[string][]byte
 	health map[string]clusters.Health
 	report *render.Report
-	// ports are the gateway port allocations to keep stable.
-	ports render.Allocations
 }
 
 // readCommitted loads the fallback state from commit head. An empty
@@ -55,9 +54,6 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*committed, error) {
 		}
 	}
 	if c.report, err = render.ReadReport(files); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
-	}
-	if c.ports, err = render.ReadAllocations(files); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
 	}
 	return c, nil
@@ -108,7 +104,7 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 	t := l.Config.Spec.Sync.Timings()
 	snaps, health := clusters.ResolveSnapshots(live, lastKnown, prev.health, l.now(), t.StaleAfter)
 	snaps = completeSnapshots(l.memberNames(), snaps)
-	out, err := render.Render(l.Config, snaps, prev.ports)
+	out, err := render.Render(l.Config, snaps, prev.report.Allocations())
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}

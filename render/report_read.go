@@ -29,14 +29,11 @@ func ParseServiceReport(data []byte) (*ServiceReport, error) {
 // commit's tree can be passed. Warnings are not stored per file and come
 // back empty; Gateways come from status/gateways.yaml.
 func ReadReport(files map[string][]byte) (*Report, error) {
-	r := &Report{Services: []ServiceReport{}}
-	if data, ok := files[GatewaysFile]; ok {
-		var doc gatewaysDoc
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("%s: %w", GatewaysFile, err)
-		}
-		r.Gateways = doc.Gateways
+	gws, err := readGateways(files)
+	if err != nil {
+		return nil, err
 	}
+	r := &Report{Services: []ServiceReport{}, Gateways: gws}
 	for p, data := range files {
 		ns, name, ok := statusFile(p)
 		if !ok {
@@ -82,6 +79,28 @@ func statusFile(p string) (ns, name string, ok bool) {
 // tree's status/gateways.yaml (keys as Files returns them); nil when the
 // tree has none, as before the first render of a gateway.
 func ReadAllocations(files map[string][]byte) (Allocations, error) {
+	gws, err := readGateways(files)
+	if err != nil {
+		return nil, err
+	}
+	return (&Report{Gateways: gws}).Allocations(), nil
+}
+
+// Allocations are the TCP port allocations of the report's gateways, by
+// member; nil when it has no gateway.
+func (r *Report) Allocations() Allocations {
+	if len(r.Gateways) == 0 {
+		return nil
+	}
+	out := Allocations{}
+	for _, g := range r.Gateways {
+		out[g.Member] = g.Allocations
+	}
+	return out
+}
+
+// readGateways parses status/gateways.yaml; nil when the tree has none.
+func readGateways(files map[string][]byte) ([]GatewayReport, error) {
 	data, ok := files[GatewaysFile]
 	if !ok {
 		return nil, nil
@@ -90,12 +109,10 @@ func ReadAllocations(files map[string][]byte) (Allocations, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", GatewaysFile, err)
 	}
-	out := Allocations{}
 	for _, g := range doc.Gateways {
 		if g.Member == "" {
 			return nil, fmt.Errorf("%s: a gateway without a member", GatewaysFile)
 		}
-		out[g.Member] = g.Allocations
 	}
-	return out, nil
+	return doc.Gateways, nil
 }
