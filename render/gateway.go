@@ -151,3 +151,17 @@ func classify(p corev1.ServicePort, forced map[string]bool) portKind {
 	}
 	return portTCP
 }
+
+// lowestHTTPPort is the index in ports of the lowest-numbered port
+// classify calls HTTP, given the export's HTTPPortsAnnotation; -1 when
+// none is.
+func lowestHTTPPort(ports []corev1.ServicePort, annotation string) int {
+	forced, _ := httpPortSet(annotation)
+	best := -1
+	for i, p := range ports {
+		if classify(p, forced) == portHTTP && (best < 0 || p.Port < ports[best].Port) {
+			best = i
+		}
+	}
+	return best
+}

@@ -318,14 +318,8 @@ func wantsWeightedListener(m *member, k *serviceKey) bool {
 	// render decides finally, this only avoids allocating a port for a
 	// service that certainly cannot use it.
 	for _, e := range k.exports {
-		if e.svc == nil || e.headless() {
-			continue
-		}
-		forced, _ := httpPortSet(e.se.Annotations[HTTPPortsAnnotation])
-		for _, p := range e.svc.Spec.Ports {
-			if classify(p, forced) == portHTTP {
-				return true
-			}
+		if e.svc != nil && !e.headless() && lowestHTTPPort(e.svc.Spec.Ports, e.se.Annotations[HTTPPortsAnnotation]) >= 0 {
+			return true
 		}
 	}
 	return false

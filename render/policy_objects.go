@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -31,15 +30,16 @@ func weightedName(svc string) string { return svc + "-weighted" }
 // numbered HTTP port of the ServiceImport, judged like the exporting side
 // judges it, with the winning export's annotation.
 func (s *svc) httpPort() *mcsv1alpha1.ServicePort {
-	forced, _ := httpPortSet(s.mg.winner.se.Annotations[HTTPPortsAnnotation])
-	ports := append([]mcsv1alpha1.ServicePort(nil), s.mg.ports...)
-	sort.SliceStable(ports, func(i, j int) bool { return ports[i].Port < ports[j].Port })
-	for _, p := range ports {
-		if classify(corev1.ServicePort{Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol, Port: p.Port}, forced) == portHTTP {
-			return &p
-		}
+	ports := make([]corev1.ServicePort, len(s.mg.ports))
+	for i, p := range s.mg.ports {
+		ports[i] = corev1.ServicePort{Name: p.Name, Protocol: p.Protocol, AppProtocol: p.AppProtocol, Port: p.Port}
 	}
-	return nil
+	i := lowestHTTPPort(ports, s.mg.winner.se.Annotations[HTTPPortsAnnotation])
+	if i < 0 {
+		return nil
+	}
+	p := s.mg.ports[i]
+	return &p
 }
 
 // weighted renders consumer c's weighted policy: a per-cluster Service
