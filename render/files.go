@@ -251,7 +251,7 @@ func Summary(r *Report) string {
 			problems = append(problems, fmt.Sprintf("%s/%s: %s", s.Namespace, s.Name, w))
 		}
 		for _, p := range s.Policies {
-			if c := p.Conditions[len(p.Conditions)-1]; c.Status != "True" {
+			if c, _ := p.Condition("Applied"); c.Status != "True" {
 				problems = append(problems, fmt.Sprintf("%s/%s: %s policy in %s: %s: %s", s.Namespace, s.Name, p.LbType, p.Member, c.Reason, c.Message))
 			}
 		}

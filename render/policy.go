@@ -151,6 +151,17 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 	return ch
 }
 
+// weightsNotApplied turns the Applied condition of a weighted policy
+// False: the sources it chose stay, unweighted, for the reason why.
+func (p *PolicyReport) weightsNotApplied(why string) {
+	for i, c := range p.Conditions {
+		if c.Type == "Applied" {
+			p.Conditions[i] = Condition{Type: "Applied", Status: "False", Reason: ReasonWeightsNotExpressible,
+				Message: "weights not applied: " + why + "; " + c.Message}
+		}
+	}
+}
+
 // hasWeights says whether an ActiveActive policy sets any weight; only
 // then is a weighted route rendered.
 func hasWeights(p *v1alpha1.GlobalTrafficPolicy) bool {

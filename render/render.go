@@ -115,22 +115,23 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 					Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg)},
 				)
 				ch := choose(m, valid, byKey, m.policies[key.ns+"/"+key.name])
+				weighted := false
 				if ch.weights != nil {
 					wobjs, weights, why := sv.weighted(m, ch)
-					if why == "" {
+					if weighted = why == ""; weighted {
 						objs[i] = append(objs[i], wobjs...)
 						ch.report.Weights = weights
-						rep.Policies = append(rep.Policies, *ch.report)
-						continue
+					} else {
+						ch.report.weightsNotApplied(why)
 					}
-					ch.report.Conditions[1] = Condition{Type: "Applied", Status: "False", Reason: ReasonWeightsNotExpressible,
-						Message: "weights not applied: " + why + "; " + ch.report.Conditions[1].Message}
 				}
 				if ch.report != nil {
 					rep.Policies = append(rep.Policies, *ch.report)
 				}
-				for _, e := range ch.sources {
-					objs[i] = append(objs[i], sv.endpoints(m, e, sv.derived, sv.portNames)...)
+				if !weighted {
+					for _, e := range ch.sources {
+						objs[i] = append(objs[i], sv.endpoints(m, e, sv.derived, sv.portNames)...)
+					}
 				}
 			}
 			rep.Warnings = sv.sortedWarnings()

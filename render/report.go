@@ -53,8 +53,13 @@ type ExportReport struct {
 }
 
 // Condition returns the condition of the given type.
-func (e ExportReport) Condition(t string) (Condition, bool) {
-	for _, c := range e.Conditions {
+func (e ExportReport) Condition(t string) (Condition, bool) { return findCondition(e.Conditions, t) }
+
+// Condition returns the policy's condition of the given type.
+func (p PolicyReport) Condition(t string) (Condition, bool) { return findCondition(p.Conditions, t) }
+
+func findCondition(cs []Condition, t string) (Condition, bool) {
+	for _, c := range cs {
 		if c.Type == t {
 			return c, true
 		}
