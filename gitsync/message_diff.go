@@ -2,6 +2,8 @@ package gitsync
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,16 +42,9 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		return m
 	}
 	p, n := idx(prev), idx(next)
-	keys := map[string]bool{}
-	for k := range p {
-		keys[k] = true
-	}
-	for k := range n {
-		keys[k] = true
-	}
 	touched := touchedImports(c)
 	d := &reportDiff{}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range unionKeys(p, n) {
 		s := &svcDiff{key: k, prev: p[k], next: n[k]}
 		s.importsAdded, s.importsGone = setDiff(importers(s.prev), importers(s.next))
 		s.exportsAdded, s.exportsGone = setDiff(exporters(s.prev), exporters(s.next))
@@ -160,7 +155,7 @@ func (d *reportDiff) body(health []string) string {
 		for _, m := range s.exportsGone {
 			exports = append(exports, fmt.Sprintf("- %s from %s", s.key, m))
 		}
-		for _, m := range sortedKeys(toSet(keysOf(s.invalidNow))) {
+		for _, m := range slices.Sorted(maps.Keys(s.invalidNow)) {
 			exports = append(exports, fmt.Sprintf("! %s from %s: invalid, %s", s.key, m, s.invalidNow[m]))
 		}
 		if s.conflictGone {
@@ -226,7 +221,7 @@ func policyChanges(prev, next *render.ServiceReport) []string {
 	var out []string
 	for _, p := range next.Policies {
 		was, ok := before[p.Member]
-		if ok && strings.Join(was, ",") == strings.Join(p.Clusters, ",") {
+		if ok && slices.Equal(was, p.Clusters) {
 			continue
 		}
 		from := "all exporters"
@@ -317,15 +312,8 @@ func endpointChanges(prev, next *render.ServiceReport) []string {
 		return s.Endpoints
 	}
 	p, n := get(prev), get(next)
-	keys := map[string]bool{}
-	for k := range p {
-		keys[k] = true
-	}
-	for k := range n {
-		keys[k] = true
-	}
 	var out []string
-	for _, m := range sortedKeys(keys) {
+	for _, m := range unionKeys(p, n) {
 		if p[m] != n[m] {
 			out = append(out, fmt.Sprintf("%s %d -> %d", m, p[m], n[m]))
 		}
@@ -359,19 +347,14 @@ func toSet(s []string) map[string]bool {
 	return m
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// unionKeys are the keys of a and b, sorted, each once.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
 	}
-	sort.Strings(out)
-	return out
-}
-
-func keysOf(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	slices.Sort(keys)
+	return keys
 }
