@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,25 +27,8 @@ func (m *Member) readPolicies(ctx context.Context) ([]v1alpha1.GlobalTrafficPoli
 		return nil, fmt.Errorf("listing GlobalTrafficPolicies: %w", err)
 	}
 	var out []v1alpha1.GlobalTrafficPolicy
-	for _, u := range list.Items {
-		u.SetManagedFields(nil)
-		u.SetAPIVersion(v1alpha1.APIVersion)
-		u.SetKind(v1alpha1.GlobalTrafficPolicyKind)
-		js, err := u.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		// Through Parse, as for ServiceExports: the same checks a
-		// committed snapshot gets, and the status dropped the same way.
-		// The CRD already refuses what Parse would, so a policy left out
-		// here means a CRD older than this code; it is logged.
-		one, err := snapshot.Parse(m.Name, v1alpha1.GlobalTrafficPolicyKind, js)
-		if err != nil {
-			slog.Warn("ignoring a GlobalTrafficPolicy that cannot be loaded", "member", m.Name,
-				"globalTrafficPolicy", u.GetNamespace()+"/"+u.GetName(), "error", err)
-			continue
-		}
-		out = append(out, one.GlobalTrafficPolicies...)
-	}
-	return out, nil
+	err = m.loadThroughParse(list.Items, v1alpha1.APIVersion, v1alpha1.GlobalTrafficPolicyKind, func(s *snapshot.Snapshot) {
+		out = append(out, s.GlobalTrafficPolicies...)
+	})
+	return out, err
 }

@@ -98,27 +98,36 @@ func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, 
 		return nil, fmt.Errorf("listing ServiceExports: %w", err)
 	}
 	var out []mcsv1alpha1.ServiceExport
-	for _, u := range list.Items {
+	err = m.loadThroughParse(list.Items, mcsv1alpha1.GroupVersion.String(), "ServiceExport", func(s *snapshot.Snapshot) {
+		out = append(out, s.ServiceExports...)
+	})
+	return out, err
+}
+
+// loadThroughParse decodes listed objects with snapshot.Parse, which
+// applies exactly the checks a committed inputs/<member>.yaml gets, so
+// what is collected can always be loaded again. The apiserver's CRD
+// validation can be looser (a name with dots, say, or a CRD older than
+// this code): such an object is left out and logged. keep takes each
+// object's one-object snapshot.
+func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion, kind string, keep func(*snapshot.Snapshot)) error {
+	for _, u := range items {
 		u.SetManagedFields(nil)
-		u.SetAPIVersion(mcsv1alpha1.GroupVersion.String())
-		u.SetKind("ServiceExport")
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
 		js, err := u.MarshalJSON()
 		if err != nil {
-			return nil, fmt.Errorf("ServiceExport %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+			return fmt.Errorf("%s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
 		}
-		// Decoding through Parse applies exactly the checks a committed
-		// inputs/<member>.yaml gets, so what is collected can always be
-		// loaded again. The apiserver's CRD validation is looser than that
-		// (a name with dots, say): such an export is left out and logged.
-		one, err := snapshot.Parse(m.Name, "ServiceExport", js)
+		one, err := snapshot.Parse(m.Name, kind, js)
 		if err != nil {
-			slog.Warn("ignoring a ServiceExport that cannot be exported", "member", m.Name,
-				"serviceExport", u.GetNamespace()+"/"+u.GetName(), "error", err)
+			slog.Warn("ignoring a "+kind+" that cannot be loaded", "member", m.Name,
+				"object", u.GetNamespace()+"/"+u.GetName(), "error", err)
 			continue
 		}
-		out = append(out, one.ServiceExports...)
+		keep(one)
 	}
-	return out, nil
+	return nil
 }
 
 func (m *Member) readNamespaces(ctx context.Context) ([]corev1.Namespace, error) {
