@@ -59,25 +59,12 @@ func (r *routed) exportObjects() []Object {
 	if len(r.tcp) == 0 {
 		return out
 	}
-	ls := &gatewayv1.ListenerSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "ListenerSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: clusterSetRouteName(name), Namespace: ns, Labels: routeLabels(name)},
-		Spec: gatewayv1.ListenerSetSpec{
-			ParentRef: gatewayv1.ParentGatewayReference{Group: &gatewayGroup, Kind: &gatewayKind, Name: gatewayv1.ObjectName(r.gw.name), Namespace: &gwNS},
-		},
-	}
+	var listeners []gatewayv1.ListenerEntry
 	for _, p := range r.tcp {
 		l := r.listeners[p.Port]
-		ls.Spec.Listeners = append(ls.Spec.Listeners, gatewayv1.ListenerEntry{
-			Name: gatewayv1.SectionName(listenerName(l)), Port: gatewayv1.PortNumber(l), Protocol: gatewayv1.TCPProtocolType,
-			// Each listener carries one Service's port: only routes of this
-			// namespace, and only TCPRoutes, may attach.
-			AllowedRoutes: &gatewayv1.AllowedRoutes{
-				Namespaces: &gatewayv1.RouteNamespaces{From: &fromSame},
-				Kinds:      []gatewayv1.RouteGroupKind{{Group: &gatewayGroup, Kind: tcpRouteKind}},
-			},
-		})
+		listeners = append(listeners, sameNamespaceListener(gatewayv1.SectionName(listenerName(l)), l, gatewayv1.TCPProtocolType, tcpRouteKind))
 	}
+	ls := r.gw.listenerSet(ns, clusterSetRouteName(name), name, listeners...)
 	out = append(out, Object{Path: dir + "gateway-listenerset.yaml", Object: ls})
 	for _, p := range r.tcp {
 		l := r.listeners[p.Port]
@@ -94,6 +81,32 @@ func (r *routed) exportObjects() []Object {
 		}})
 	}
 	return out
+}
+
+// listenerSet is a ListenerSet of this gateway in namespace ns, for the
+// routes of service svc.
+func (g *gateway) listenerSet(ns, name, svc string, listeners ...gatewayv1.ListenerEntry) *gatewayv1.ListenerSet {
+	gwNS := gatewayv1.Namespace(g.namespace)
+	return &gatewayv1.ListenerSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "ListenerSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: routeLabels(svc)},
+		Spec: gatewayv1.ListenerSetSpec{
+			ParentRef: gatewayv1.ParentGatewayReference{Group: &gatewayGroup, Kind: &gatewayKind, Name: gatewayv1.ObjectName(g.name), Namespace: &gwNS},
+			Listeners: listeners,
+		},
+	}
+}
+
+// sameNamespaceListener carries one Service's port: only routes of the
+// ListenerSet's namespace, and only of kind routeKind, may attach.
+func sameNamespaceListener(name gatewayv1.SectionName, port int32, proto gatewayv1.ProtocolType, routeKind gatewayv1.Kind) gatewayv1.ListenerEntry {
+	return gatewayv1.ListenerEntry{
+		Name: name, Port: gatewayv1.PortNumber(port), Protocol: proto,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{
+			Namespaces: &gatewayv1.RouteNamespaces{From: &fromSame},
+			Kinds:      []gatewayv1.RouteGroupKind{{Group: &gatewayGroup, Kind: routeKind}},
+		},
+	}
 }
 
 func pathRoute(ns, name string, parent gatewayv1.ParentReference, pr *pathRule, backend []gatewayv1.HTTPBackendRef) *gatewayv1.HTTPRoute {

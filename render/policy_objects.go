@@ -97,21 +97,8 @@ func (s *svc) weighted(c *member, ch choice) (objs []Object, weights map[string]
 	}
 	section := gatewayv1.SectionName(fmt.Sprintf("http-%d", listener))
 	route.Spec.ParentRefs = []gatewayv1.ParentReference{{Group: &gatewayGroup, Kind: &listenerSetKind, Name: gatewayv1.ObjectName(weightedName(s.name)), SectionName: &section}}
-	gwNS := gatewayv1.Namespace(c.gw.namespace)
-	objs = append(objs, Object{Path: s.dir + "listenerset-weighted.yaml", Object: &gatewayv1.ListenerSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "ListenerSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: weightedName(s.name), Namespace: s.ns, Labels: routeLabels(s.name)},
-		Spec: gatewayv1.ListenerSetSpec{
-			ParentRef: gatewayv1.ParentGatewayReference{Group: &gatewayGroup, Kind: &gatewayKind, Name: gatewayv1.ObjectName(c.gw.name), Namespace: &gwNS},
-			Listeners: []gatewayv1.ListenerEntry{{
-				Name: section, Port: gatewayv1.PortNumber(listener), Protocol: gatewayv1.HTTPProtocolType,
-				AllowedRoutes: &gatewayv1.AllowedRoutes{
-					Namespaces: &gatewayv1.RouteNamespaces{From: &fromSame},
-					Kinds:      []gatewayv1.RouteGroupKind{{Group: &gatewayGroup, Kind: httpRouteKind}},
-				},
-			}},
-		},
-	}})
+	objs = append(objs, Object{Path: s.dir + "listenerset-weighted.yaml",
+		Object: c.gw.listenerSet(s.ns, weightedName(s.name), s.name, sameNamespaceListener(section, listener, gatewayv1.HTTPProtocolType, httpRouteKind))})
 	// The derived Service's HTTP port goes to this member's own gateway,
 	// which splits it by weight; its other ports go to the sources directly.
 	objs = append(objs, s.localGatewaySlices(c, hp, listener)...)
