@@ -150,7 +150,7 @@ func backendRef(service string, port int32, weight *int32) gatewayv1.BackendRef 
 // exporter has a ready endpoint, so readiness (and failover) crosses the
 // gateway too.
 func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]bool, pathPrefix string, families map[discoveryv1.AddressType]bool) []Object {
-	ready := readyEndpoints(r.e.slices) > 0
+	ready := r.e.ready > 0
 	var ports []discoveryv1.EndpointPort
 	for _, p := range r.e.svc.Spec.Ports {
 		if !portNames[p.Name] {

@@ -19,6 +19,9 @@ type export struct {
 	se     *mcsv1alpha1.ServiceExport
 	svc    *corev1.Service
 	slices []*discoveryv1.EndpointSlice
+	// ready counts the ready endpoints of slices, once: the report, every
+	// policy and every consumer's gateway slice ask.
+	ready int
 }
 
 func (e *export) headless() bool { return e.svc.Spec.ClusterIP == corev1.ClusterIPNone }

@@ -82,7 +82,7 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 			how = "no endpoints: Locality keeps only this member's own, and it does not export the service"
 		}
 	case v1alpha1.FailOver:
-		if local != nil && readyEndpoints(local.slices) > 0 {
+		if local != nil && local.ready > 0 {
 			ch.sources = []*export{local}
 			how = "this member's own endpoints, which are ready"
 			break
@@ -92,7 +92,7 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 			why = "this member does not export the service"
 		}
 		for _, t := range targets {
-			if readyEndpoints(t.slices) > 0 {
+			if t.ready > 0 {
 				ch.sources = []*export{t}
 				how = fmt.Sprintf("the endpoints of %s, the first target with a ready endpoint, because %s", t.m.name, why)
 				break

@@ -90,7 +90,7 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 			var contributors []string
 			for _, e := range valid {
 				contributors = append(contributors, e.m.clusterID)
-				rep.Endpoints[e.m.name] += readyEndpoints(e.slices)
+				rep.Endpoints[e.m.name] += e.ready
 				if r := plan.routes[e]; r != nil {
 					i := index[e.m]
 					objs[i] = append(objs[i], r.exportObjects()...)
@@ -188,7 +188,7 @@ func collectExports(members []*member) map[string]*serviceKey {
 				continue
 			}
 			k := se.Namespace + "/" + se.Name
-			e := &export{m: m, se: se, slices: slices[k]}
+			e := &export{m: m, se: se, slices: slices[k], ready: readyEndpoints(slices[k])}
 			if idx, ok := svcs[k]; ok {
 				e.svc = &m.snap.Services[idx]
 			}
