@@ -36,13 +36,15 @@ func (e *export) importType() mcsv1alpha1.ServiceImportType {
 }
 
 // olderThan orders exports by precedence: oldest ServiceExport first,
-// ties broken by member name (KEP-1645 conflict resolution).
+// ties broken by cluster ID (KEP-1645 conflict resolution). The cluster ID
+// is the identity status.clusters and the source-cluster label publish;
+// the member's name in clusterset.yaml is local to this tool.
 func (e *export) olderThan(o *export) bool {
 	a, b := e.se.CreationTimestamp, o.se.CreationTimestamp
 	if !a.Equal(&b) {
 		return a.Before(&b)
 	}
-	return e.m.name < o.m.name
+	return e.m.clusterID < o.m.clusterID
 }
 
 // merged is the ServiceImport-to-be: the properties that won, and every
@@ -131,15 +133,19 @@ func equalValues(a, b any) bool {
 }
 
 // merge applies KEP-1645 conflict resolution to the valid exports of one
-// service, which must already be in precedence order.
+// service, which must already be in precedence order. Once a property is
+// conflicted, every export gets Conflict=True for it (KEP-1645
+// "Constraints and Conflict Resolution"): the ones that differ, the winner,
+// and the ones that agree with the winner.
 func merge(valid []*export) *merged {
 	m := &merged{winner: valid[0], valid: valid, conflicts: map[*export][]conflict{}, importType: valid[0].importType()}
 	for _, e := range valid {
 		m.mergePorts(e)
 	}
+	m.portSetConflicts()
 	for _, rule := range scalarRules {
 		want := rule.get(m.winner)
-		var losers []string
+		var losers, agree []*export
 		oldest := "this export is the oldest and wins"
 		for _, e := range valid[1:] {
 			// With different affinities the config is moot: the
@@ -149,21 +155,95 @@ func merge(valid []*export) *merged {
 			}
 			got := rule.get(e)
 			if equalValues(want, got) {
+				agree = append(agree, e)
 				continue
 			}
-			losers = append(losers, e.m.name)
+			losers = append(losers, e)
 			if tied(m.winner, e) {
-				oldest = "this export is among the oldest and first by member name, so it wins"
+				oldest = "this export is among the oldest and first by cluster ID, so it wins"
 			}
 			m.add(e, rule.reason, fmt.Sprintf("%s %s differs from %s's export, %s; %s wins",
 				rule.what, describe(got), m.winner.m.name, precedes(m.winner, e), m.winner.m.name))
 		}
-		if len(losers) > 0 {
-			m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; %s",
-				rule.what, strings.Join(losers, ", "), oldest))
+		if len(losers) == 0 {
+			continue
+		}
+		names := memberNames(losers)
+		m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; %s", rule.what, names, oldest))
+		for _, e := range agree {
+			m.add(e, rule.reason, fmt.Sprintf("%s differs in the export of %s; this export's agrees with %s's, which wins",
+				rule.what, names, m.winner.m.name))
 		}
 	}
 	return m
+}
+
+func memberNames(es []*export) string {
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.m.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// portSetConflicts raises PortConflict on every export when the exports'
+// port sets are not all equal, even when no two ports clash: the import
+// exposes the union, so some of its ports reach only some exporters
+// (KEP-1645 "Service Port", as amended by kubernetes/enhancements#5706).
+// An export whose ports clashed already has its message.
+func (m *merged) portSetConflicts() {
+	sets := make([]string, len(m.valid))
+	for i, e := range m.valid {
+		sets[i] = portSet(e)
+	}
+	var union []string
+	for _, p := range m.ports {
+		union = append(union, describePort(p))
+	}
+	for i, e := range m.valid {
+		if m.hasConflict(e, mcsv1alpha1.ServiceExportReasonPortConflict) {
+			continue
+		}
+		var differ []*export
+		for j, o := range m.valid {
+			if sets[j] != sets[i] {
+				differ = append(differ, o)
+			}
+		}
+		if len(differ) == 0 {
+			continue
+		}
+		m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf(
+			"the ports of the export of %s differ from this export's (%s); the ServiceImport exposes their union (%s), each port routed only to the exports that have it",
+			memberNames(differ), sets[i], strings.Join(union, ", ")))
+	}
+}
+
+// portSet is an export's ports as a comparable string, order-independent:
+// a Service may list the same ports in any order.
+func portSet(e *export) string {
+	ps := make([]string, 0, len(e.svc.Spec.Ports))
+	for _, p := range e.svc.Spec.Ports {
+		ps = append(ps, describePort(importPort(p)))
+	}
+	sort.Strings(ps)
+	if len(ps) == 0 {
+		return "no ports"
+	}
+	return strings.Join(ps, ", ")
+}
+
+func importPort(p corev1.ServicePort) mcsv1alpha1.ServicePort {
+	return mcsv1alpha1.ServicePort{Name: p.Name, Protocol: protocol(p.Protocol), AppProtocol: p.AppProtocol, Port: p.Port}
+}
+
+func (m *merged) hasConflict(e *export, reason mcsv1alpha1.ServiceExportConditionReason) bool {
+	for _, c := range m.conflicts[e] {
+		if c.reason == reason {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *merged) add(e *export, reason mcsv1alpha1.ServiceExportConditionReason, msg string) {
@@ -177,7 +257,7 @@ func (m *merged) add(e *export, reason mcsv1alpha1.ServiceExportConditionReason,
 // with several ports must name them all.
 func (m *merged) mergePorts(e *export) {
 	for _, p := range e.svc.Spec.Ports {
-		sp := mcsv1alpha1.ServicePort{Name: p.Name, Protocol: protocol(p.Protocol), AppProtocol: p.AppProtocol, Port: p.Port}
+		sp := importPort(p)
 		clash := -1
 		for i, have := range m.ports {
 			if have.Name == sp.Name || (have.Protocol == sp.Protocol && have.Port == sp.Port) {
@@ -214,7 +294,7 @@ func (m *merged) mergePorts(e *export) {
 }
 
 // tied reports whether two exports were created at the same time, so that
-// only the member name orders them; messages must not call either older.
+// only the cluster ID orders them; messages must not call either older.
 func tied(a, b *export) bool {
 	return a.se.CreationTimestamp.Equal(&b.se.CreationTimestamp)
 }
@@ -222,7 +302,7 @@ func tied(a, b *export) bool {
 // precedes says why w's export beats l's, for l's condition message.
 func precedes(w, l *export) string {
 	if tied(w, l) {
-		return "created at the same time and first by member name"
+		return "created at the same time and first by cluster ID"
 	}
 	return "created earlier"
 }
@@ -230,7 +310,7 @@ func precedes(w, l *export) string {
 // winsOver says why w's export beats l's, for w's condition message.
 func winsOver(w, l *export) string {
 	if tied(w, l) {
-		return "this export was created at the same time and is first by member name, so it wins"
+		return "this export was created at the same time and is first by cluster ID, so it wins"
 	}
 	return "this export is older and wins"
 }

@@ -270,7 +270,7 @@ func TestConflictMessagesNameTheWinner(t *testing.T) {
 	}
 }
 
-// With equal creation times only the member name decides, and no message
+// With equal creation times only the cluster ID decides, and no message
 // may claim that the winner is older.
 func TestTieMessagesDoNotClaimAge(t *testing.T) {
 	cfg := clusterSetOf("west", "east")
@@ -287,7 +287,7 @@ func TestTieMessagesDoNotClaimAge(t *testing.T) {
 		assert.NotContains(t, c.Message, "earlier", m)
 		assert.NotContains(t, c.Message, "older", m)
 		assert.NotContains(t, c.Message, "oldest and wins", m)
-		assert.Contains(t, c.Message, "member name", m)
+		assert.Contains(t, c.Message, "cluster ID", m)
 	}
 	assert.Contains(t, conflictOf(t, rep, "west").Message, "east wins")
 }
@@ -310,9 +310,10 @@ func TestCombinedConflictReasonsKeepAFixedOrder(t *testing.T) {
 	assert.Equal(t, want, conflictOf(t, rep, "b").Reason)
 }
 
-// A conflict between two exports says nothing about a third that agrees
-// with the winner: it keeps NoConflicts.
-func TestUninvolvedExportHasNoConflict(t *testing.T) {
+// KEP-1645: once a service is conflicted, Conflict=True goes on all of its
+// exports. A third export that agrees with the winner is conflicted too,
+// and its message names the export that differs.
+func TestEveryExportOfAConflictedServiceIsConflicted(t *testing.T) {
 	cfg := clusterSetOf("a", "b", "c")
 	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", nil)
 	b := exporterSnapshot(t, "b", "2026-09-02T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
@@ -320,11 +321,94 @@ func TestUninvolvedExportHasNoConflict(t *testing.T) {
 	})
 	c := exporterSnapshot(t, "c", "2026-09-03T10:00:00Z", nil)
 	_, rep := cartReport(t, cfg, a, b, c)
-	assert.Equal(t, "True", conflictOf(t, rep, "a").Status)
-	assert.Equal(t, "True", conflictOf(t, rep, "b").Status)
-	cc := conflictOf(t, rep, "c")
-	assert.Equal(t, "False", cc.Status)
-	assert.Equal(t, string(mcsv1alpha1.ServiceExportReasonNoConflicts), cc.Reason)
+	for _, m := range []string{"a", "b", "c"} {
+		cc := conflictOf(t, rep, m)
+		assert.Equal(t, "True", cc.Status, m)
+		assert.Equal(t, string(mcsv1alpha1.ServiceExportReasonSessionAffinityConflict), cc.Reason, m)
+	}
+	cc := conflictOf(t, rep, "c").Message
+	assert.Contains(t, cc, "export of b", "names the export that differs")
+	assert.Contains(t, cc, "agrees with a's", "says whose value it shares")
+}
+
+// KEP-1645 "Service Port" (kubernetes/enhancements#5706): the ClusterSet
+// service exposes the union of the exports' ports and raises PortConflict
+// when the port sets are not all equal, even when no two ports clash.
+func TestPortUnionIsAConflict(t *testing.T) {
+	cfg := clusterSetOf("a", "b", "c")
+	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 9000})
+	})
+	b := exporterSnapshot(t, "b", "2026-09-02T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9090})
+	})
+	// c has the same ports as a: it agrees with the winner, but the
+	// service is conflicted, so it is too.
+	c := exporterSnapshot(t, "c", "2026-09-03T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 9000})
+	})
+	out, rep := cartReport(t, cfg, a, b, c)
+	for _, m := range []string{"a", "b", "c"} {
+		cc := conflictOf(t, rep, m)
+		assert.Equal(t, "True", cc.Status, m)
+		assert.Equal(t, string(mcsv1alpha1.ServiceExportReasonPortConflict), cc.Reason, m)
+	}
+	assert.Contains(t, conflictOf(t, rep, "a").Message, "b")
+	assert.NotContains(t, conflictOf(t, rep, "c").Message, "a's export", "c's ports equal a's")
+	assert.Contains(t, conflictOf(t, rep, "c").Message, "b")
+	var names []string
+	for _, p := range serviceImportIn(t, out, "a").Spec.Ports {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"http", "grpc", "metrics"}, names, "the union, in precedence order")
+
+	// Equal port sets in another order are not a conflict.
+	d := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.Ports = append([]corev1.ServicePort{{Name: "grpc", Protocol: corev1.ProtocolTCP, Port: 9000}}, s.Spec.Ports...)
+	})
+	_, rep = cartReport(t, clusterSetOf("a", "c"), d, c)
+	assert.Equal(t, "False", conflictOf(t, rep, "a").Status)
+	assert.Equal(t, "False", conflictOf(t, rep, "c").Status)
+}
+
+// Ties on creationTimestamp break by cluster ID, the identity status.clusters
+// and the source-cluster label publish, not by the name in clusterset.yaml.
+func TestTieBreaksByClusterID(t *testing.T) {
+	cfg := clusterSetOf("alpha", "zulu")
+	cfg.Spec.Members[0].ClusterID = "zz-cluster"
+	cfg.Spec.Members[1].ClusterID = "aa-cluster"
+	alpha := exporterSnapshot(t, "alpha", "2026-09-01T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) { s.Spec.Ports[0].Port = 81 })
+	zulu := exporterSnapshot(t, "zulu", "2026-09-01T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) { s.Spec.Ports[0].Port = 82 })
+	out, rep := cartReport(t, cfg, alpha, zulu)
+	assert.Equal(t, "zulu", rep.Exports[0].Member, "aa-cluster sorts first")
+	assert.Equal(t, int32(82), serviceImportIn(t, out, "alpha").Spec.Ports[0].Port)
+	assert.Contains(t, conflictOf(t, rep, "alpha").Message, "cluster ID")
+}
+
+// A source whose port of the import's name differs in number or protocol
+// does not offer it: traffic to that port goes only to endpoints that
+// expose it (KEP-1645 "Service Port").
+func TestSlicesCarryOnlyThePortsRoutedToTheirSource(t *testing.T) {
+	cfg := clusterSetOf("a", "b", "c")
+	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", nil)
+	b := exporterSnapshot(t, "b", "2026-09-02T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.Ports[0].Port = 8080 // http 8080 loses to a's http 80
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9090})
+	})
+	b.EndpointSlices[0].Ports = append(b.EndpointSlices[0].Ports, discoveryv1.EndpointPort{Name: ptr.To("metrics"), Port: ptr.To[int32](9090), Protocol: ptr.To(corev1.ProtocolTCP)})
+	out, err := Render(cfg, []*snapshot.Snapshot{a, b, importerSnapshot("c")}, nil)
+	require.NoError(t, err)
+	got := map[string][]string{}
+	for _, o := range out.Members[2].Objects {
+		if sl, ok := o.Object.(*discoveryv1.EndpointSlice); ok {
+			var ports []string
+			for _, p := range sl.Ports {
+				ports = append(ports, *p.Name)
+			}
+			got[sl.Labels[mcsv1alpha1.LabelSourceCluster]] = ports
+		}
+	}
+	assert.Equal(t, map[string][]string{"a": {"http"}, "b": {"metrics"}}, got)
 }
 
 func TestRenderErrors(t *testing.T) {

@@ -27,7 +27,7 @@ type ServiceReport struct {
 	Name      string `json:"name"`
 	// Type of the ServiceImport, empty when no export is valid.
 	Type string `json:"type,omitempty"`
-	// Exports in precedence order: oldest first, ties by member name.
+	// Exports in precedence order: oldest first, ties by cluster ID.
 	Exports []ExportReport `json:"exports"`
 	// ImportedBy lists the members that get the ServiceImport.
 	ImportedBy []string `json:"importedBy,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
 
 // svc is one exported service while it is rendered: what every member's
@@ -14,6 +15,10 @@ type svc struct {
 	mg                     *merged
 	// portNames are the ports of the ServiceImport; slices carry only these.
 	portNames map[string]bool
+	// routed are, per export, the names of the import's ports that export
+	// offers exactly (same name, protocol and number): a source's slices
+	// carry only those, so a port routes only to endpoints that expose it.
+	routed map[*export]map[string]bool
 	// pods are the exporters' own slices mirrored for the derived Service,
 	// named once per service rather than once per importing member.
 	pods     map[*export][]podSlice
@@ -29,12 +34,13 @@ type podSlice struct {
 
 func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *svc {
 	s := &svc{ns: ns, name: name, derived: DerivedServiceName(ns, name), dir: ns + "/" + name + "/", mg: mg,
-		portNames: map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{}}
+		portNames: map[string]bool{}, routed: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{}}
 	for _, p := range mg.ports {
 		s.portNames[p.Name] = true
 	}
 	for _, e := range valid {
 		s.pods[e] = s.podSlices(e, s.derived)
+		s.routed[e] = routedPorts(mg.ports, e)
 	}
 	return s
 }
@@ -79,6 +85,12 @@ func (s *svc) sortedWarnings() []string {
 // one) and carrying only the ports in ports: the pods themselves where
 // the data path is flat, else e's gateway.
 func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bool) []Object {
+	ports = intersect(ports, s.routed[e])
+	if len(s.portNames) > 0 && len(ports) == 0 {
+		// None of the import's ports reaches this source; a slice without
+		// ports would say nothing a client can use.
+		return nil
+	}
 	if !throughGateway(c, e.m) {
 		pods := s.pods[e]
 		if target != s.derived {
@@ -130,4 +142,28 @@ func portLabel(name string, port int32) string {
 		return fmt.Sprint(port)
 	}
 	return fmt.Sprintf("%q (%d)", name, port)
+}
+
+// routedPorts are the names of the import ports e's Service has with the
+// same protocol and number.
+func routedPorts(ports []mcsv1alpha1.ServicePort, e *export) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range ports {
+		for _, sp := range e.svc.Spec.Ports {
+			if sp.Name == p.Name && protocol(sp.Protocol) == p.Protocol && sp.Port == p.Port {
+				out[p.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+func intersect(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, min(len(a), len(b)))
+	for k := range a {
+		if b[k] {
+			out[k] = true
+		}
+	}
+	return out
 }
