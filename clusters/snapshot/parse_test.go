@@ -155,6 +155,10 @@ func TestParseErrorsNameFileLineAndObject(t *testing.T) {
 			[]string{"EndpointSlice shop/s", `"fd00::1" is not a valid IPv4 address`}},
 		{"old EndpointSlice version", "apiVersion: discovery.k8s.io/v1beta1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\n",
 			[]string{"discovery.k8s.io/v1beta1 is not supported"}},
+		{"export without creationTimestamp", "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: web, namespace: shop}\n",
+			[]string{"in.yaml:5:", "ServiceExport shop/web", "metadata.creationTimestamp is required"}},
+		{"slice port name used twice", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\naddressType: IPv4\nports:\n- {name: a, port: 1}\n- {name: a, port: 2}\n",
+			[]string{"EndpointSlice shop/s", `ports[1].name "a" is used twice`}},
 		{"two cluster IDs", "apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: a}\n---\napiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: b}\n",
 			[]string{"in.yaml:6:", "appears twice"}},
 	}
@@ -165,6 +169,23 @@ func TestParseErrorsNameFileLineAndObject(t *testing.T) {
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}
+		})
+	}
+}
+
+// Values kube-apiserver v1.36 accepts (checked on a real one in
+// test/e2e TestSnapshotAcceptsWhatTheAPIServerAccepts) must load.
+func TestParseAcceptsWhatTheAPIServerAccepts(t *testing.T) {
+	cases := []struct{ name, input string }{
+		{"port name that is a DNS label but not an IANA name", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  ports:\n  - {name: 81-81, port: 81}\n  - {name: \"443\", port: 443}\n  - {name: a--b, port: 444}\n"},
+		{"slice port name that is a DNS label but not an IANA name", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\naddressType: IPv4\nports:\n- {name: 81-81, port: 81, protocol: TCP}\n- {name: \"443\", port: 443, protocol: TCP}\n"},
+		{"zone that is not a label value", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\naddressType: IPv4\nendpoints:\n- addresses: [10.0.0.1]\n  zone: \"eu west/1\"\n"},
+		{"slice port number outside 0-65535", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\naddressType: IPv4\nports:\n- {name: a, port: 70000, protocol: TCP}\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("m", "in.yaml", []byte(tc.input))
+			require.NoError(t, err)
 		})
 	}
 }

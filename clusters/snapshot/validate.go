@@ -17,7 +17,11 @@ import (
 
 // validateObject rejects what a real apiserver would never have returned,
 // so the renderer only ever sees well-formed input and its output stays
-// valid. It checks the fields the renderer reads, not every field.
+// valid. It checks the fields the renderer reads, not every field, with
+// kube-apiserver v1.36's own rules (pkg/apis/core/validation and
+// pkg/apis/discovery/validation), never stricter ones: what a member
+// accepted must load. The exceptions are fields of ServiceExport, whose CRD
+// checks nothing, that become label or annotation keys of a ServiceImport.
 func validateObject(kind string, o named, namespaced bool) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -37,6 +41,11 @@ func validateObject(kind string, o named, namespaced bool) error {
 			bad("metadata.name: %s", strings.Join(msgs, "; "))
 		}
 	case *mcsv1alpha1.ServiceExport:
+		// An apiserver always sets it; without it precedence is undefined
+		// and a hand-written export would silently win every conflict.
+		if obj.CreationTimestamp.IsZero() {
+			bad("metadata.creationTimestamp is required: the oldest export wins a conflict (an apiserver always sets it)")
+		}
 		if msgs := validation.IsDNS1035Label(obj.Name); obj.Name != "" && len(msgs) > 0 {
 			bad("metadata.name must be a valid Service name: %s", strings.Join(msgs, "; "))
 		}
@@ -78,7 +87,9 @@ func validateService(s *corev1.Service) []error {
 	for i, p := range s.Spec.Ports {
 		f := fmt.Sprintf("spec.ports[%d]", i)
 		if p.Name != "" {
-			for _, m := range validation.IsValidPortName(p.Name) {
+			// kube-apiserver checks a DNS-1123 label here, not the stricter
+			// IANA port name of container ports: "81-81" and "443" are valid.
+			for _, m := range validation.IsDNS1123Label(p.Name) {
 				bad("%s.name %q: %s", f, p.Name, m)
 			}
 			if names[p.Name] {
@@ -145,16 +156,24 @@ func validateSlice(s *discoveryv1.EndpointSlice) []error {
 	default:
 		bad("addressType %q is not IPv4, IPv6 or FQDN", s.AddressType)
 	}
+	names := map[string]bool{}
 	for i, p := range s.Ports {
 		f := fmt.Sprintf("ports[%d]", i)
-		if p.Name != nil && *p.Name != "" {
-			for _, m := range validation.IsValidPortName(*p.Name) {
-				bad("%s.name %q: %s", f, *p.Name, m)
+		name := ""
+		if p.Name != nil {
+			name = *p.Name
+		}
+		if name != "" {
+			for _, m := range validation.IsDNS1123Label(name) {
+				bad("%s.name %q: %s", f, name, m)
 			}
 		}
-		if p.Port != nil && (*p.Port < 0 || *p.Port > 65535) {
-			bad("%s.port %d is not a port number", f, *p.Port)
+		if names[name] {
+			bad("%s.name %q is used twice", f, name)
 		}
+		names[name] = true
+		// The port number is not range-checked: kube-apiserver does not
+		// check it on an EndpointSlice either.
 		if p.Protocol != nil {
 			if err := validateProtocol(*p.Protocol); err != nil {
 				bad("%s.protocol: %v", f, err)
@@ -179,11 +198,6 @@ func validateSlice(s *discoveryv1.EndpointSlice) []error {
 		if e.Hostname != nil {
 			for _, m := range validation.IsDNS1123Label(*e.Hostname) {
 				bad("%s.hostname %q: %s", f, *e.Hostname, m)
-			}
-		}
-		if e.Zone != nil && *e.Zone != "" {
-			for _, m := range validation.IsValidLabelValue(*e.Zone) {
-				bad("%s.zone %q: %s", f, *e.Zone, m)
 			}
 		}
 	}
