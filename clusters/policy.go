@@ -29,6 +29,6 @@ func (m *Member) readPolicies(ctx context.Context) ([]v1alpha1.GlobalTrafficPoli
 	var out []v1alpha1.GlobalTrafficPolicy
 	err = m.loadThroughParse(list.Items, v1alpha1.APIVersion, v1alpha1.GlobalTrafficPolicyKind, func(s *snapshot.Snapshot) {
 		out = append(out, s.GlobalTrafficPolicies...)
-	})
+	}, nil)
 	return out, err
 }

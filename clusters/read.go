@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -59,7 +60,7 @@ func managedByUs(l map[string]string) bool {
 func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{Member: m.Name}
 	var err error
-	if s.ServiceExports, err = m.readExports(ctx); err != nil {
+	if s.ServiceExports, s.Rejected, err = m.readExports(ctx); err != nil {
 		return nil, err
 	}
 	if s.Namespaces, err = m.readNamespaces(ctx); err != nil {
@@ -79,6 +80,10 @@ func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	if s.EndpointSlices, err = m.readSlices(ctx, withService); err != nil {
 		return nil, err
 	}
+	s.Services = dropUnloadable(m, s, s.Services, func(svc *corev1.Service) string { return svc.Name })
+	s.EndpointSlices = dropUnloadable(m, s, s.EndpointSlices, func(sl *discoveryv1.EndpointSlice) string {
+		return sl.Labels[discoveryv1.LabelServiceName]
+	})
 	if s.ClusterID, err = m.readClusterID(ctx); err != nil {
 		return nil, err
 	}
@@ -89,19 +94,57 @@ func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	return s, nil
 }
 
-func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, error) {
+// readExports lists the ServiceExports. One that does not load but names a
+// possible Service is returned as rejected, so its export is reported.
+func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, []snapshot.Rejected, error) {
 	list, err := m.dynamic.Resource(serviceExportsGVR).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("listing ServiceExports (%s): %w", serviceExportsGVR.GroupVersion(), errCRDMissing)
+		return nil, nil, fmt.Errorf("listing ServiceExports (%s): %w", serviceExportsGVR.GroupVersion(), errCRDMissing)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing ServiceExports: %w", err)
+		return nil, nil, fmt.Errorf("listing ServiceExports: %w", err)
 	}
 	var out []mcsv1alpha1.ServiceExport
+	var rejected []snapshot.Rejected
 	err = m.loadThroughParse(list.Items, mcsv1alpha1.GroupVersion.String(), "ServiceExport", func(s *snapshot.Snapshot) {
 		out = append(out, s.ServiceExports...)
+	}, func(u *unstructured.Unstructured, err error) {
+		r := snapshot.Rejected{Kind: "ServiceExport", Namespace: u.GetNamespace(), Name: u.GetName(), Service: u.GetName(),
+			Message: snapshot.RejectionMessage(err)}
+		// An export whose name no Service can have reports nowhere.
+		if snapshot.Validate(&metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}) == nil &&
+			len(validation.IsDNS1035Label(r.Name)) == 0 {
+			rejected = append(rejected, r)
+		}
 	})
-	return out, err
+	return out, rejected, err
+}
+
+// dropUnloadable leaves out the objects that fail snapshot's checks,
+// recording each in s.Rejected under the service it belongs to: a tenant's
+// Service the apiserver accepted but this tool cannot render must cost that
+// export, not the cycle.
+func dropUnloadable[T any, PT interface {
+	*T
+	GetName() string
+	GetNamespace() string
+	GetObjectKind() schema.ObjectKind
+}](m *Member, s *snapshot.Snapshot, items []T, service func(PT) string) []T {
+	kept := items[:0]
+	for i := range items {
+		o := PT(&items[i])
+		err := snapshot.Validate(o)
+		if err == nil {
+			kept = append(kept, items[i])
+			continue
+		}
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		slog.Warn("leaving out a "+kind+" that cannot be loaded; its export is reported Valid=False", "member", m.Name,
+			"object", o.GetNamespace()+"/"+o.GetName(), "error", err)
+		s.Rejected = append(s.Rejected, snapshot.Rejected{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName(),
+			Service: service(o), Message: err.Error()})
+	}
+	return kept
 }
 
 // loadThroughParse decodes listed objects with snapshot.Parse, which
@@ -110,7 +153,7 @@ func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, 
 // validation can be looser (a name with dots, say, or a CRD older than
 // this code): such an object is left out and logged. keep takes each
 // object's one-object snapshot.
-func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion, kind string, keep func(*snapshot.Snapshot)) error {
+func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion, kind string, keep func(*snapshot.Snapshot), reject func(*unstructured.Unstructured, error)) error {
 	for _, u := range items {
 		u.SetManagedFields(nil)
 		u.SetAPIVersion(apiVersion)
@@ -123,6 +166,9 @@ func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion,
 		if err != nil {
 			slog.Warn("ignoring a "+kind+" that cannot be loaded", "member", m.Name,
 				"object", u.GetNamespace()+"/"+u.GetName(), "error", err)
+			if reject != nil {
+				reject(&u, err)
+			}
 			continue
 		}
 		keep(one)

@@ -27,18 +27,28 @@ type Outcome struct {
 	Duration  time.Duration
 }
 
-// FailedMembers lists the members that could not be read or applied,
-// with the reason, sorted.
+// FailedMembers lists the member problems of the cycle, sorted: members
+// that could not be read or applied, live objects left out because they do
+// not load, rendered objects a member refused, and rendered names a user's
+// object already holds. Each is also on the export's status.
 func (o *Outcome) FailedMembers() []string {
 	var out []string
 	for _, r := range o.Collected {
 		if r.Err != nil {
 			out = append(out, fmt.Sprintf("%s: read: %v", r.Member, r.Err))
 		}
+		if r.Snapshot != nil {
+			for _, rj := range r.Snapshot.Rejected {
+				out = append(out, fmt.Sprintf("%s: cannot load %s %s/%s, its export is left out: %s", r.Member, rj.Kind, rj.Namespace, rj.Name, rj.Message))
+			}
+		}
 	}
 	for _, a := range o.Applied {
 		if a.Err != nil {
 			out = append(out, fmt.Sprintf("%s: apply: %v", a.Member, a.Err))
+		}
+		for _, c := range a.Collisions {
+			out = append(out, fmt.Sprintf("%s: collision: %s is held by an object mcs-gitops does not own; it was left alone and not applied", a.Member, c))
 		}
 	}
 	sort.Strings(out)

@@ -22,7 +22,15 @@ type export struct {
 	// ready counts the ready endpoints of slices, once: the report, every
 	// policy and every consumer's gateway slice ask.
 	ready int
+	// rejected describes the export's objects that were left out at
+	// collect because they do not load; any makes the export invalid.
+	rejected []string
 }
+
+// ReasonUnloadable is the Valid=False reason of an export one of whose
+// objects (the ServiceExport, its Service or an EndpointSlice) the member's
+// apiserver accepted but mcs-gitops cannot load.
+const ReasonUnloadable mcsv1alpha1.ServiceExportConditionReason = "Unloadable"
 
 func (e *export) headless() bool { return e.svc.Spec.ClusterIP == corev1.ClusterIPNone }
 

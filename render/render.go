@@ -3,8 +3,10 @@ package render
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
@@ -70,6 +72,9 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 		invalid := map[*export][]Condition{}
 		for _, e := range exports {
 			switch {
+			case len(e.rejected) > 0:
+				invalid[e] = invalidConditions(ReasonUnloadable, fmt.Sprintf("member %s holds objects of this export that mcs-gitops cannot load, so it is left out: %s",
+					e.m.name, strings.Join(e.rejected, "; ")))
 			case e.svc == nil:
 				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonNoService,
 					fmt.Sprintf("member %s has no Service %s/%s to export", e.m.name, key.ns, key.name))
@@ -182,11 +187,8 @@ func collectExports(members []*member) map[string]*serviceKey {
 				slices[k] = append(slices[k], sl)
 			}
 		}
-		for i := range m.snap.ServiceExports {
-			se := &m.snap.ServiceExports[i]
-			if se.DeletionTimestamp != nil {
-				continue
-			}
+		byKey := map[string]*export{}
+		add := func(se *mcsv1alpha1.ServiceExport) *export {
 			k := se.Namespace + "/" + se.Name
 			e := &export{m: m, se: se, slices: slices[k], ready: readyEndpoints(slices[k])}
 			if idx, ok := svcs[k]; ok {
@@ -196,6 +198,28 @@ func collectExports(members []*member) map[string]*serviceKey {
 				keys[k] = &serviceKey{ns: se.Namespace, name: se.Name}
 			}
 			keys[k].exports = append(keys[k].exports, e)
+			byKey[k] = e
+			return e
+		}
+		for i := range m.snap.ServiceExports {
+			se := &m.snap.ServiceExports[i]
+			if se.DeletionTimestamp != nil {
+				continue
+			}
+			add(se)
+		}
+		// An object left out at collect makes its export invalid, so the
+		// tenant sees why on the export instead of the import vanishing.
+		for _, r := range m.snap.Rejected {
+			k := r.Namespace + "/" + r.Service
+			e := byKey[k]
+			if e == nil {
+				if r.Kind != "ServiceExport" {
+					continue // nothing exports the service
+				}
+				e = add(&mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Service}})
+			}
+			e.rejected = append(e.rejected, fmt.Sprintf("%s %s/%s: %s", r.Kind, r.Namespace, r.Name, r.Message))
 		}
 	}
 	return keys

@@ -96,6 +96,11 @@ func Format(s *Snapshot) ([]byte, error) {
 			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", gtp.Namespace, gtp.Name, err)
 		}
 	}
+	for _, r := range c.Rejected {
+		if err := emit(formatRejected(r)); err != nil {
+			return nil, fmt.Errorf("%s %s %s/%s: %w", RejectedKind, r.Kind, r.Namespace, r.Name, err)
+		}
+	}
 	return buf.Bytes(), nil
 }
 

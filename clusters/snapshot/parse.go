@@ -146,6 +146,11 @@ func (p *parser) object(line int, js []byte) error {
 			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, v1alpha1.APIVersion)
 		}
 		return p.policy(line, js)
+	case group == v1alpha1.Group && tm.Kind == RejectedKind:
+		if tm.APIVersion != v1alpha1.APIVersion {
+			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, v1alpha1.APIVersion)
+		}
+		return p.rejected(line, js)
 	case group == "about.k8s.io" && tm.Kind == "ClusterProperty":
 		return p.clusterProperty(line, js)
 	}
@@ -218,6 +223,7 @@ func (s *Snapshot) sort() {
 	sortNamespaced(s.Services)
 	sortNamespaced(s.EndpointSlices)
 	sortNamespaced(s.GlobalTrafficPolicies)
+	sortRejected(s.Rejected)
 }
 
 func sortNamespaced[T any, PT interface {

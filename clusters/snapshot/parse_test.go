@@ -227,3 +227,28 @@ func TestLoadDir(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no member "stray"`)
 }
+
+// A rejected object survives Format and Parse, so a commit's inputs/ still
+// say why an export was left out and render --check reproduces it.
+func TestRejectedObjectsRoundTrip(t *testing.T) {
+	svc := Rejected{Kind: "Service", Namespace: "shop", Name: "cart", Service: "cart", Message: `spec.ports[0].name "x": bad`}
+	slice := Rejected{Kind: "EndpointSlice", Namespace: "shop", Name: "cart-abc", Service: "cart", Message: "addresses: 'odd'"}
+	b, err := Format(&Snapshot{Member: "m", Rejected: []Rejected{slice, svc}})
+	require.NoError(t, err)
+	got, err := Parse("m", "in.yaml", b)
+	require.NoError(t, err)
+	assert.Equal(t, []Rejected{svc, slice}, got.Rejected, "sorted by namespace, name, kind")
+	again, err := Format(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(b), string(again))
+
+	for name, doc := range map[string]string{
+		"unknown kind":    "apiVersion: mcs-gitops.io/v1alpha1\nkind: RejectedObject\nmetadata: {name: x, namespace: shop}\nspec: {kind: Pod, service: x, message: m}\n",
+		"no message":      "apiVersion: mcs-gitops.io/v1alpha1\nkind: RejectedObject\nmetadata: {name: x, namespace: shop}\nspec: {kind: Service, service: x}\n",
+		"invalid service": "apiVersion: mcs-gitops.io/v1alpha1\nkind: RejectedObject\nmetadata: {name: x, namespace: shop}\nspec: {kind: Service, service: X_1, message: m}\n",
+	} {
+		_, err := Parse("m", "in.yaml", []byte(doc))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "in.yaml:1:", name)
+	}
+}

@@ -32,6 +32,9 @@ type Snapshot struct {
 	// config says it) or there is no gateway. Stored in the snapshot file
 	// as the ClusterProperty GatewayAddressesProperty, comma-separated.
 	GatewayAddresses []string
+	// Rejected are live objects left out because they do not load, sorted
+	// by namespace, name and kind.
+	Rejected []Rejected
 }
 
 // GatewayAddressesProperty is the ClusterProperty name under which a
