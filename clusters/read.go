@@ -112,8 +112,7 @@ func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, 
 		r := snapshot.Rejected{Kind: "ServiceExport", Namespace: u.GetNamespace(), Name: u.GetName(), Service: u.GetName(),
 			Message: snapshot.RejectionMessage(err)}
 		// An export whose name no Service can have reports nowhere.
-		if snapshot.Validate(&metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}) == nil &&
-			len(validation.IsDNS1035Label(r.Name)) == 0 {
+		if len(validation.IsDNS1035Label(r.Name)) == 0 && len(validation.IsDNS1123Label(r.Namespace)) == 0 {
 			rejected = append(rejected, r)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -99,8 +100,8 @@ func (p *parser) rejected(line int, js []byte) error {
 	if r.Name == "" || r.Namespace == "" || r.Service == "" || strings.TrimSpace(r.Message) == "" {
 		return p.errorf(line, ref, "metadata.name, metadata.namespace, spec.service and spec.message are required")
 	}
-	if err := validateObject("", &metav1.ObjectMeta{Name: r.Service, Namespace: r.Namespace}, true); err != nil {
-		return p.errorf(line, ref, "spec.service: %v", err)
+	if msgs := append(validation.IsDNS1035Label(r.Service), validation.IsDNS1123Label(r.Namespace)...); len(msgs) > 0 {
+		return p.errorf(line, ref, "spec.service and metadata.namespace must name a Service: %s", strings.Join(msgs, "; "))
 	}
 	if first, dup := p.seen[ref]; dup {
 		return p.errorf(line, ref, "duplicate object (first at line %d)", first)
