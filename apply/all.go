@@ -11,33 +11,43 @@ import (
 // ApplyAll builds and applies every target's directory of one commit's
 // files, members in parallel (builds one at a time), and returns one Result
 // per target in target order. A member whose build or apply fails has its
-// Result.Err set; the others proceed.
+// Result.Err set; the others proceed. ServiceExport status is written last,
+// once every member has applied, so that an export's Ready condition can
+// say which other member refused one of its objects.
 func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, report *render.Report) []*Result {
 	results := make([]*Result, len(targets))
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Go(func() {
-			results[i] = applyOne(ctx, t, files, report)
-		})
-	}
-	wg.Wait()
-	return results
-}
-
-func applyOne(ctx context.Context, t *Applier, files map[string][]byte, report *render.Report) (res *Result) {
-	defer func() {
-		// One member's bug must not take the others down with it.
-		if p := recover(); p != nil {
-			res = &Result{Member: t.Member, Err: fmt.Errorf("member %q: apply panicked: %v", t.Member, p)}
-			t.log().Error("apply failed", "error", res.Err)
+	states := make([]*applied, len(targets))
+	each := func(fn func(i int, t *Applier)) {
+		var wg sync.WaitGroup
+		for i, t := range targets {
+			wg.Go(func() {
+				// One member's bug must not take the others down with it.
+				defer func() {
+					if p := recover(); p != nil {
+						results[i] = &Result{Member: t.Member, Err: fmt.Errorf("member %q: apply panicked: %v", t.Member, p)}
+						states[i] = nil
+						t.log().Error("apply failed", "error", results[i].Err)
+					}
+				}()
+				fn(i, t)
+			})
 		}
-	}()
-	objs, err := Build(files, t.Member)
-	if err != nil {
-		res = &Result{Member: t.Member, Err: err}
-		t.log().Error("build failed; nothing applied", "error", err)
-		return res
+		wg.Wait()
 	}
-	res, _ = t.Apply(ctx, objs, report)
-	return res
+	each(func(i int, t *Applier) {
+		objs, err := Build(files, t.Member)
+		if err != nil {
+			results[i] = &Result{Member: t.Member, Err: err}
+			t.log().Error("build failed; nothing applied", "error", err)
+			return
+		}
+		results[i], states[i] = t.applyObjects(ctx, objs, report)
+	})
+	withProblems := WithMemberProblems(report, results)
+	each(func(i int, t *Applier) {
+		if states[i] != nil {
+			results[i], _ = t.finish(ctx, results[i], states[i], withProblems)
+		}
+	})
+	return results
 }

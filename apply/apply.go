@@ -52,6 +52,10 @@ type Result struct {
 	// without this applier's owner labels) already has; they are not
 	// applied, and the user's object is untouched.
 	Collisions []string
+	// Refused are the rendered objects the member did not take, refused
+	// by its apiserver or held by a user's object (a collision); the rest
+	// were applied, pruned and had their status written regardless.
+	Refused []Refusal
 	// StatusWritten lists the status and spec.ips writes that changed
 	// something, as "Kind/namespace/name status" or "... spec.ips".
 	StatusWritten []string
@@ -90,11 +94,28 @@ func (a *Applier) now() time.Time {
 // The caller's objects are not modified. The returned error is also in
 // Result.Err; the Result lists what was done before it happened.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, report *render.Report) (*Result, error) {
+	res, st := a.applyObjects(ctx, objects, report)
+	if res.Err != nil {
+		return res, res.Err
+	}
+	return a.finish(ctx, res, st, WithMemberProblems(report, []*Result{res}))
+}
+
+// applied is what applyObjects hands on to the report's status write.
+type applied struct {
+	desired []desiredObject
+	keys    map[objKey]bool
+}
+
+// applyObjects is Apply up to, and not including, the ServiceExport and
+// GlobalTrafficPolicy status: collision check, apply, prune, and the
+// ServiceImports' own status and spec.ips. Result.Err is set on failure.
+func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unstructured, report *render.Report) (*Result, *applied) {
 	res := &Result{Member: a.Member}
-	fail := func(err error) (*Result, error) {
+	fail := func(err error) (*Result, *applied) {
 		res.Err = fmt.Errorf("member %q: %w", a.Member, err)
 		a.logResult(res)
-		return res, res.Err
+		return res, nil
 	}
 	if a.Client == nil {
 		return fail(errors.New("no client"))
@@ -118,32 +139,46 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		a.Memory.Forget()
 		return fail(err)
 	}
-	if err := a.applyStaged(ctx, toApply, res); err != nil {
+	refused, err := a.applyStaged(ctx, toApply, res)
+	if err != nil {
 		a.Memory.Forget()
 		return fail(err)
 	}
+	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[keyOf(d.obj)] })
 
 	// Prune and status are independent: one failing does not stop the other.
 	var errs []error
 	if err := a.prune(ctx, desired, res); err != nil {
 		errs = append(errs, err)
 	}
-	applied := map[objKey]bool{}
+	keys := map[objKey]bool{}
 	for _, d := range toApply {
-		applied[keyOf(d.obj)] = true
+		keys[keyOf(d.obj)] = true
 	}
 	// Objects applied in an earlier cycle count as ours for the spec.ips
 	// lookup; only the fresh ones get their status written again.
-	owned := maps.Clone(applied)
+	owned := maps.Clone(keys)
 	maps.Copy(owned, known)
-	if err := a.writeBack(ctx, toApply, owned, report, res); err != nil {
+	if err := a.writeImports(ctx, toApply, owned, res); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		a.Memory.Forget()
 		return fail(err)
 	}
-	a.Memory.remember(desired, applied)
+	return res, &applied{desired: desired, keys: keys}
+}
+
+// finish writes the report's ServiceExport and GlobalTrafficPolicy status
+// for this member and remembers what was applied.
+func (a *Applier) finish(ctx context.Context, res *Result, st *applied, report *render.Report) (*Result, error) {
+	if err := a.writeReport(ctx, report, res); err != nil {
+		a.Memory.Forget()
+		res.Err = fmt.Errorf("member %q: %w", a.Member, err)
+		a.logResult(res)
+		return res, res.Err
+	}
+	a.Memory.remember(st.desired, st.keys)
 	a.logResult(res)
 	return res, nil
 }
@@ -201,9 +236,11 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject
 	return out, nil
 }
 
-func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res *Result) error {
+// applyStaged applies toApply with ssa and returns the keys of the objects
+// the member refused; an error means nothing could be decided.
+func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res *Result) (map[objKey]bool, error) {
 	if len(toApply) == 0 {
-		return nil
+		return nil, nil
 	}
 	// ApplyAll sorts the slice it is given in place: hand it its own.
 	objs := make([]*unstructured.Unstructured, len(toApply))
@@ -225,28 +262,34 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 	opts.WaitInterval = 200 * time.Millisecond
 
 	cs, err := rm.ApplyAllStaged(ctx, objs, opts)
+	if err != nil {
+		a.log().Warn("staged apply failed; applying object by object so only the refused ones are left out", "error", err)
+		return a.applyEach(ctx, rm, toApply, opts, res), nil
+	}
 	if cs != nil {
-		for _, e := range cs.Entries {
-			id := e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Name
-			if e.ObjMetadata.Namespace != "" {
-				id = e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Namespace + "/" + e.ObjMetadata.Name
-			}
-			switch e.Action {
-			case ssa.CreatedAction:
-				res.Created = append(res.Created, id)
-			case ssa.ConfiguredAction:
-				res.Configured = append(res.Configured, id)
-			case ssa.UnchangedAction:
-				res.Unchanged = append(res.Unchanged, id)
-			case ssa.SkippedAction:
-				res.Skipped = append(res.Skipped, id)
-			}
+		res.record(cs.Entries)
+	}
+	return nil, nil
+}
+
+// record files ssa's change set entries under the Result's lists.
+func (res *Result) record(entries []ssa.ChangeSetEntry) {
+	for _, e := range entries {
+		id := e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Name
+		if e.ObjMetadata.Namespace != "" {
+			id = e.ObjMetadata.GroupKind.Kind + "/" + e.ObjMetadata.Namespace + "/" + e.ObjMetadata.Name
+		}
+		switch e.Action {
+		case ssa.CreatedAction:
+			res.Created = append(res.Created, id)
+		case ssa.ConfiguredAction:
+			res.Configured = append(res.Configured, id)
+		case ssa.UnchangedAction:
+			res.Unchanged = append(res.Unchanged, id)
+		case ssa.SkippedAction:
+			res.Skipped = append(res.Skipped, id)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("server-side apply: %w", err)
-	}
-	return nil
 }
 
 func (a *Applier) logResult(res *Result) {
@@ -254,10 +297,15 @@ func (a *Applier) logResult(res *Result) {
 	for _, c := range res.Collisions {
 		l.Warn("collision: a user's object has a rendered name; not applied", "object", c)
 	}
+	for _, r := range res.Refused {
+		if !slices.Contains(res.Collisions, r.Object) {
+			l.Warn("refused by the member; not applied", "object", r.Object, "error", r.Message)
+		}
+	}
 	attrs := []any{
 		"created", len(res.Created), "configured", len(res.Configured),
 		"unchanged", len(res.Unchanged), "deleted", len(res.Deleted),
-		"skipped", len(res.Skipped), "collisions", len(res.Collisions),
+		"skipped", len(res.Skipped), "collisions", len(res.Collisions), "refused", len(res.Refused)-len(res.Collisions),
 		"status", len(res.StatusWritten),
 	}
 	if res.Err != nil {

@@ -66,6 +66,8 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 			res.Skipped = append(res.Skipped, describe(d.obj))
 		case collide:
 			res.Collisions = append(res.Collisions, describe(d.obj))
+			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj),
+				Message: "a user's object already has this name and no mcs-gitops owner labels; it was left alone"})
 		}
 	}
 	return out, nil

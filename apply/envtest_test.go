@@ -153,6 +153,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("one bad member does not stop the others", func(t *testing.T) { h.t = t; testBadMember(h) })
 	t.Run("policy status", func(t *testing.T) { h.t = t; testPolicyStatus(h) })
 	t.Run("ListenerSet applied and pruned", func(t *testing.T) { h.t = t; testListenerSet(h) })
+	t.Run("one refused object does not stop the others", func(t *testing.T) { h.t = t; testRefusedObject(h) })
 }
 
 func testSingleExport(h *harness) {
@@ -261,10 +262,14 @@ func testSingleExport(h *harness) {
 		t.Errorf("cluster-b ServiceImport took ips %v from a user's Service", ipsB)
 	}
 
-	// Export conditions.
+	// Export conditions. The collision in cluster-b is a member problem
+	// of this export: Ready=False, naming the member and the object.
 	conds := exportConds(h, c0, "shop", "cart")
 	gen := h.get(c0, serviceExportGVK, "shop", "cart").GetGeneration()
-	for typ, status := range map[string]metav1.ConditionStatus{"Valid": "True", "Conflict": "False", "Ready": "True"} {
+	if r := conds["Ready"]; r.Reason != "Failed" || !strings.Contains(r.Message, "cluster-b did not take Service/shop/"+derivedCart) {
+		t.Errorf("ServiceExport Ready = %+v, want Failed naming cluster-b's collision", r)
+	}
+	for typ, status := range map[string]metav1.ConditionStatus{"Valid": "True", "Conflict": "False", "Ready": "False"} {
 		c, ok := conds[typ]
 		switch {
 		case !ok:

@@ -25,8 +25,12 @@ type Memory struct {
 // NewMemory returns an empty Memory forgotten every maxAge.
 func NewMemory(maxAge time.Duration) *Memory { return &Memory{MaxAge: maxAge} }
 
-// Forget makes the next apply do everything.
+// Forget makes the next apply do everything. A nil Memory (an Applier
+// that remembers nothing, as `apply --ref` uses) has nothing to forget.
 func (m *Memory) Forget() {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.applied = nil

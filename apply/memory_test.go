@@ -1,7 +1,10 @@
 package apply
 
 import (
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // testMemory: with a Memory, an unchanged object costs nothing on the
@@ -41,4 +44,11 @@ func testMemory(h *harness) {
 	}
 	h.get(h.clusters[0].Client, siV1alpha1, "db", "postgres")
 	cleanup(h, []*Applier{a})
+}
+
+// An Applier without a Memory (apply --ref) must report an apply error as
+// the apiserver's message; forgetting nothing must not panic.
+func TestNilMemoryForgets(t *testing.T) {
+	var m *Memory
+	assert.NotPanics(t, m.Forget)
 }

@@ -25,14 +25,12 @@ var (
 	serviceExportGVK = schema.GroupVersionKind{Group: "multicluster.x-k8s.io", Version: "v1alpha1", Kind: "ServiceExport"}
 )
 
-// writeBack does the status write-back after a successful apply, for the
-// ServiceImports that were applied (not collisions) and for this member's
-// ServiceExports and GlobalTrafficPolicies in report. Every write is
-// skipped when the cluster already holds the same values, so an unchanged
-// world changes no resourceVersion.
-func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
-	type job func(ctx context.Context) error
-	var jobs []job
+// writeImports writes the ServiceImports' status.clusters and spec.ips
+// for the imports that were applied (not collisions, not refused). Every
+// write is skipped when the cluster already holds the same values, so an
+// unchanged world changes no resourceVersion.
+func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, res *Result) error {
+	var jobs []statusJob
 	var mu collector
 	var written []string
 	note := func(s string) { mu.add(&written, s) }
@@ -45,29 +43,46 @@ func (a *Applier) writeBack(ctx context.Context, desired []desiredObject, applie
 			return errors.Join(a.writeImportIPs(ctx, d.obj, applied, note), a.writeImportStatus(ctx, d, note))
 		})
 	}
-	if report != nil {
-		for _, s := range report.Services {
-			for _, e := range s.Exports {
-				if e.Member != a.Member {
-					continue
-				}
-				jobs = append(jobs, func(ctx context.Context) error {
-					return a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, note)
-				})
+	return runStatusJobs(ctx, jobs, &written, res)
+}
+
+// writeReport writes the conditions of this member's ServiceExports and the
+// status of its GlobalTrafficPolicies from report (nil: nothing).
+func (a *Applier) writeReport(ctx context.Context, report *render.Report, res *Result) error {
+	if report == nil {
+		return nil
+	}
+	var jobs []statusJob
+	var mu collector
+	var written []string
+	note := func(s string) { mu.add(&written, s) }
+	for _, s := range report.Services {
+		for _, e := range s.Exports {
+			if e.Member != a.Member {
+				continue
 			}
-			for _, p := range s.Policies {
-				if p.Member != a.Member {
-					continue
-				}
-				jobs = append(jobs, func(ctx context.Context) error {
-					return a.writePolicyStatus(ctx, s.Namespace, s.Name, p, note)
-				})
+			jobs = append(jobs, func(ctx context.Context) error {
+				return a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, note)
+			})
+		}
+		for _, p := range s.Policies {
+			if p.Member != a.Member {
+				continue
 			}
+			jobs = append(jobs, func(ctx context.Context) error {
+				return a.writePolicyStatus(ctx, s.Namespace, s.Name, p, note)
+			})
 		}
 	}
+	return runStatusJobs(ctx, jobs, &written, res)
+}
+
+type statusJob func(ctx context.Context) error
+
+func runStatusJobs(ctx context.Context, jobs []statusJob, written *[]string, res *Result) error {
 	errs := forEach(ctx, len(jobs), func(ctx context.Context, i int) error { return jobs[i](ctx) })
-	slices.Sort(written)
-	res.StatusWritten = append(res.StatusWritten, written...)
+	slices.Sort(*written)
+	res.StatusWritten = append(res.StatusWritten, *written...)
 	return errors.Join(errs...)
 }
 

@@ -47,8 +47,8 @@ func (o *Outcome) FailedMembers() []string {
 		if a.Err != nil {
 			out = append(out, fmt.Sprintf("%s: apply: %v", a.Member, a.Err))
 		}
-		for _, c := range a.Collisions {
-			out = append(out, fmt.Sprintf("%s: collision: %s is held by an object mcs-gitops does not own; it was left alone and not applied", a.Member, c))
+		for _, r := range a.Refused {
+			out = append(out, fmt.Sprintf("%s: not applied: %s", a.Member, r))
 		}
 	}
 	sort.Strings(out)

@@ -1,0 +1,153 @@
+package apply
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// denyService installs a ValidatingAdmissionPolicy that refuses the
+// Service ns/name, and waits until the apiserver enforces it.
+func denyService(h *harness, c client.Client, ns, name string) {
+	t := h.t
+	ctx := t.Context()
+	deny := admissionv1.Deny
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-" + name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: "object.metadata.name != '" + name + "'",
+				Message:    "tenant quota: no more Services in " + ns,
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-" + name},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy.Name, ValidationActions: []admissionv1.ValidationAction{deny}},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "tenant quota") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy is not enforced after 30s (last answer: %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// testRefusedObject: one member refuses one rendered object (an admission
+// policy denies a derived Service). Every other import in that member is
+// still created, updated and pruned, the member's apply does not fail,
+// and the refusal is on the export's status in the exporting member.
+func testRefusedObject(h *harness) {
+	t := h.t
+	ctx := t.Context()
+	c0, c1 := h.clusters[0].Client, h.clusters[1].Client
+	s, files := scenarioFiles(t, "policy-invalid")
+	report, err := ReadReport(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.Config.Metadata.Name
+	denied := render.DerivedServiceName("shop", "catalog")
+	denyService(h, c1, "shop", denied)
+
+	for _, name := range []string{"cart", "catalog", "checkout"} {
+		export := &unstructured.Unstructured{}
+		export.SetGroupVersionKind(serviceExportGVK)
+		export.SetNamespace("shop")
+		export.SetName(name)
+		if err := c0.Create(ctx, export); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an earlier commit left in cluster-b: a slice no longer rendered
+	// (to prune) and cart's derived Service with another port (to update).
+	owner := map[string]string{LabelManagedBy: ManagedByValue, LabelClusterSet: cs, LabelMember: "cluster-b"}
+	stale := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: "shop", Labels: owner},
+		AddressType: discoveryv1.AddressTypeIPv4}
+	oldCart := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: render.DerivedServiceName("shop", "cart"), Namespace: "shop", Labels: owner},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "old", Port: 1}}}}
+	for _, o := range []client.Object{stale, oldCart} {
+		if err := c1.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	rs := ApplyAll(ctx, []*Applier{h.applier(0, cs, "cluster-a"), h.applier(1, cs, "cluster-b")}, files, report)
+	mustOK(t, rs...)
+	rb := rs[1]
+	if len(rb.Refused) != 1 || rb.Refused[0].Object != "Service/shop/"+denied || rb.Refused[0].Service != "shop/catalog" ||
+		!strings.Contains(rb.Refused[0].Message, "tenant quota") {
+		t.Fatalf("cluster-b refused %+v; want only Service/shop/%s with the policy's message", rb.Refused, denied)
+	}
+	if !slices.Contains(rb.Configured, "Service/shop/"+oldCart.Name) {
+		t.Errorf("cart's derived Service was not updated: configured %v", rb.Configured)
+	}
+	if !slices.Contains(rb.Deleted, "EndpointSlice/shop/stale") {
+		t.Errorf("the stale slice was not pruned: deleted %v", rb.Deleted)
+	}
+	for _, name := range []string{"cart", "catalog", "checkout"} {
+		if h.absent(c1, siV1alpha1, "shop", name) {
+			t.Errorf("cluster-b has no ServiceImport %s", name)
+		}
+	}
+	if !h.absent(c1, serviceGVK, "shop", denied) {
+		t.Errorf("the denied Service exists")
+	}
+	// The exporter hears of it; the other exports are Ready.
+	if r := exportConds(h, c0, "shop", "catalog")["Ready"]; r.Status != "False" ||
+		!strings.Contains(r.Message, "cluster-b did not take Service/shop/"+denied) || !strings.Contains(r.Message, "tenant quota") {
+		t.Errorf("catalog Ready = %+v; want False naming cluster-b and the policy's message", r)
+	}
+	if r := exportConds(h, c0, "shop", "cart")["Ready"]; r.Status != "True" {
+		t.Errorf("cart Ready = %+v; want True", r)
+	}
+
+	// Clean up for the next subtest: remove the policy, unexport.
+	for _, o := range []client.Object{&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "deny-" + denied}},
+		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "deny-" + denied}}} {
+		if err := c1.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustOK(t, ApplyAll(context.WithoutCancel(ctx), []*Applier{h.applier(0, cs, "cluster-a"), h.applier(1, cs, "cluster-b")}, map[string][]byte{
+		"clusters/cluster-a/kustomization.yaml": []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
+		"clusters/cluster-b/kustomization.yaml": []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
+	}, nil)...)
+	for _, name := range []string{"cart", "catalog", "checkout"} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(serviceExportGVK)
+		u.SetNamespace("shop")
+		u.SetName(name)
+		if err := c0.Delete(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
