@@ -305,7 +305,7 @@ func (a *Applier) logResult(res *Result) {
 	attrs := []any{
 		"created", len(res.Created), "configured", len(res.Configured),
 		"unchanged", len(res.Unchanged), "deleted", len(res.Deleted),
-		"skipped", len(res.Skipped), "collisions", len(res.Collisions), "refused", len(res.Refused)-len(res.Collisions),
+		"skipped", len(res.Skipped), "collisions", len(res.Collisions), "refused", len(res.Refused) - len(res.Collisions),
 		"status", len(res.StatusWritten),
 	}
 	if res.Err != nil {

@@ -16,6 +16,12 @@ const (
 	ReasonWeightsNotExpressible = "WeightsNotExpressible"
 )
 
+// acceptAllWeight is what an ActiveActive target without a weight, and a
+// member's own endpoints, weigh against explicit weights: FSM's
+// ClusterWeightAcceptAll, so a policy ported from FSM splits traffic the
+// same way.
+const acceptAllWeight = 100
+
 // choice is what one consuming member's derived Service gets.
 type choice struct {
 	// sources in priority order.
@@ -34,7 +40,13 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 	if pol == nil {
 		return choice{sources: valid}
 	}
-	rep := &PolicyReport{Member: c.name, LbType: string(pol.Spec.LbType)}
+	lbType := pol.Spec.LbType
+	if lbType == "" {
+		// FSM's CRD defaults lbType to Locality; a policy applied without
+		// our CRD's default (an older CRD, a snapshot) means the same.
+		lbType = v1alpha1.Locality
+	}
+	rep := &PolicyReport{Member: c.name, LbType: string(lbType)}
 	if errs := pol.Validate(); len(errs) > 0 {
 		msg := strings.Join(errs, "; ")
 		rep.Conditions = []Condition{
@@ -67,7 +79,7 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 	local := exportOf[c]
 	ch := choice{report: rep}
 	var how string
-	switch pol.Spec.LbType {
+	switch lbType {
 	case v1alpha1.Locality:
 		switch {
 		case len(pol.Spec.Targets) == 1:
@@ -91,12 +103,17 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 		if local == nil {
 			why = "this member does not export the service"
 		}
+		// FSM gives the failover targets no order: without a ready local
+		// endpoint every target with a ready endpoint takes traffic.
+		var names []string
 		for _, t := range targets {
 			if t.ready > 0 {
-				ch.sources = []*export{t}
-				how = fmt.Sprintf("the endpoints of %s, the first target with a ready endpoint, because %s", t.m.name, why)
-				break
+				ch.sources = append(ch.sources, t)
+				names = append(names, t.m.name)
 			}
+		}
+		if len(names) > 0 {
+			how = fmt.Sprintf("the endpoints of every target with a ready endpoint (%s), because %s", strings.Join(names, ", "), why)
 		}
 		if ch.sources == nil {
 			ch.sources = targets
@@ -115,9 +132,9 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 		if weighted {
 			ch.weights = map[*export]int32{}
 			if local != nil {
-				// The member's own endpoints weigh 1, Gateway API's default,
+				// The member's own endpoints weigh like FSM's accept-all,
 				// unless it lists itself.
-				ch.weights[local] = 1
+				ch.weights[local] = acceptAllWeight
 			}
 		}
 		for i, t := range targets {
@@ -125,7 +142,7 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 				ch.sources = append(ch.sources, t)
 			}
 			if weighted {
-				ch.weights[t] = 1
+				ch.weights[t] = acceptAllWeight
 				if weights[i] != nil {
 					ch.weights[t] = *weights[i]
 				}

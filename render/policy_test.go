@@ -83,8 +83,15 @@ func TestPolicySemantics(t *testing.T) {
 			pol: ptr.To(policy(v1alpha1.Locality, target("c3"))), want: []string{"c3"}, applied: ReasonApplied},
 		{name: "FailOver stays local while a local endpoint is ready", ready1: true, ready3: true, local: &yes,
 			pol: ptr.To(policy(v1alpha1.FailOver, target("c1"), target("c3"))), want: []string{"c2"}, applied: ReasonApplied},
-		{name: "FailOver goes to the first target when local is not ready", ready1: true, ready3: true, local: &no,
-			pol: ptr.To(policy(v1alpha1.FailOver, target("c1"), target("c3"))), want: []string{"c1"}, applied: ReasonApplied},
+		// FSM gives failover targets no order: with no ready local endpoint,
+		// every target with a ready endpoint takes traffic.
+		{name: "FailOver spreads over every ready target when local is not ready", ready1: true, ready3: true, local: &no,
+			pol: ptr.To(policy(v1alpha1.FailOver, target("c1"), target("c3"))), want: []string{"c1", "c3"}, applied: ReasonApplied},
+		{name: "FailOver without a local export spreads over the ready targets", ready1: true, ready3: true,
+			pol: ptr.To(policy(v1alpha1.FailOver, target("c3"), target("c1"))), want: []string{"c1", "c3"}, applied: ReasonApplied},
+		// FSM's CRD defaults lbType to Locality.
+		{name: "no lbType means Locality", ready1: true, ready3: true, local: &yes,
+			pol: ptr.To(policy("")), want: []string{"c2"}, applied: ReasonApplied},
 		{name: "FailOver skips a target without ready endpoints", ready1: false, ready3: true, local: &no,
 			pol: ptr.To(policy(v1alpha1.FailOver, target("c1"), target("c3"))), want: []string{"c3"}, applied: ReasonApplied},
 		{name: "ActiveActive without targets is every exporter", ready1: true, ready3: true, local: &yes,
@@ -151,6 +158,18 @@ func TestMeshWeightsAttachToTheDerivedService(t *testing.T) {
 	assert.Equal(t, map[string]int32{"c1": 30, "c3": 70}, serviceReport(t, out, "web", "site").Policies[0].Weights)
 	assert.ElementsMatch(t, []string{"c1", "c3"}, sourcesIn(t, out, "c2"), "the derived Service keeps its endpoints for traffic the mesh does not see")
 	assert.Len(t, objectsOfKind(out, "c2", "Service"), 3, "derived plus one per source cluster")
+}
+
+// FSM weighs an ActiveActive target without a weight, and the member's own
+// endpoints, as accept-all (100) against the explicit weights.
+func TestUnweightedTargetsAndLocalEndpointsWeighLikeFSMAcceptAll(t *testing.T) {
+	cfg := clusterSetOf("c1", "c2", "c3")
+	cfg.Spec.Members[1].Mesh = true
+	yes := true
+	pol := policy(v1alpha1.ActiveActive, target("c1", 30), target("c3"))
+	out, err := Render(cfg, fsmWorld(t, true, true, &yes, &pol), nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int32{"c1": 30, "c2": 100, "c3": 100}, serviceReport(t, out, "web", "site").Policies[0].Weights)
 }
 
 func TestGatewayWeightsGoThroughTheConsumersOwnGateway(t *testing.T) {

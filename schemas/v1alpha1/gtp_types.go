@@ -46,8 +46,9 @@ type GlobalTrafficPolicy struct {
 
 // GlobalTrafficPolicySpec is what the user asks for.
 type GlobalTrafficPolicySpec struct {
-	// LbType is Locality, FailOver or ActiveActive.
-	LbType LoadBalancerType `json:"lbType"`
+	// LbType is Locality, FailOver or ActiveActive; empty means Locality,
+	// the CRD's default, as in FSM.
+	LbType LoadBalancerType `json:"lbType,omitempty"`
 	// Targets are exporting members by cluster key region/zone/group/name.
 	// Locality allows at most one, FailOver needs at least one.
 	Targets []TrafficTarget `json:"targets,omitempty"`
@@ -58,7 +59,8 @@ type TrafficTarget struct {
 	// ClusterKey is region/zone/group/name of a member of the ClusterSet.
 	ClusterKey string `json:"clusterKey"`
 	// Weight is the target's share under ActiveActive, relative to the
-	// other targets; unset counts as 1. Must not be negative.
+	// other targets and this member's own endpoints; unset weighs 100,
+	// FSM's accept-all. Must not be negative; 0 sends nothing.
 	Weight *int32 `json:"weight,omitempty"`
 }
 

@@ -10,7 +10,8 @@ import "fmt"
 func (p *GlobalTrafficPolicy) Validate() []string {
 	var errs []string
 	switch p.Spec.LbType {
-	case Locality:
+	case Locality, "":
+		// No lbType is Locality, FSM's default.
 		if len(p.Spec.Targets) > 1 {
 			errs = append(errs, fmt.Sprintf("lbType Locality allows at most one target, got %d", len(p.Spec.Targets)))
 		}

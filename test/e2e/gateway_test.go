@@ -32,8 +32,9 @@ func gatewayMember(i int) string {
 
 // fsmDemo is the FSM multi-cluster demo on real apiservers: httpbin
 // exported from cluster-1 and cluster-3, and from cluster-2 itself, whose
-// FailOver policy prefers its own endpoints and falls back to cluster-1,
-// then cluster-3. Every member is in gateway mode.
+// FailOver policy prefers its own endpoints and falls back to cluster-1
+// and cluster-3 (every target with a ready endpoint, as FSM does). Every
+// member is in gateway mode.
 func fsmDemo(t testing.TB, extra string) *world {
 	w := newWorldWith(t, 3, gatewayMember, extra)
 	ctx := context.Background()
@@ -84,7 +85,7 @@ func setReady(t testing.TB, m *envtest.Cluster, ready bool) {
 
 var (
 	local    = []string{"cluster-2 10.2.0.10:8080"}
-	failover = []string{"cluster-1 192.0.2.1:80"}
+	failover = []string{"cluster-1 192.0.2.1:80", "cluster-3 192.0.2.3:80"}
 )
 
 // TestGatewayModeFailOverInSync: the routes and slices gateway mode
@@ -112,12 +113,12 @@ func TestGatewayModeFailOverInSync(t *testing.T) {
 
 	setReady(t, c2, false)
 	w.sync()
-	assert.Equal(t, failover, importedFrom(t, c2), "no local endpoint is ready: the first target, through its gateway")
-	assertPolicy(t, c2, []string{"cluster-1"})
+	assert.Equal(t, failover, importedFrom(t, c2), "no local endpoint is ready: every ready target, through its gateway")
+	assertPolicy(t, c2, []string{"cluster-1", "cluster-3"})
 
 	setReady(t, c1, false)
 	w.sync()
-	assert.Equal(t, []string{"cluster-3 192.0.2.3:80"}, importedFrom(t, c2), "the first target has no ready endpoint either: the next one")
+	assert.Equal(t, []string{"cluster-3 192.0.2.3:80"}, importedFrom(t, c2), "a target without a ready endpoint drops out")
 
 	setReady(t, c1, true)
 	setReady(t, c2, true)
