@@ -2,6 +2,8 @@ package render
 
 import (
 	"maps"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -9,6 +11,45 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
+
+// ownerPrefix is the label domain the applier's owner labels live under
+// (mcs-gitops.io/clusterset, mcs-gitops.io/member).
+const ownerPrefix = "mcs-gitops.io/"
+
+// reservedLabel says whether a label key is one mcs-gitops uses to find
+// what it owns: an exported label with such a key would be overwritten, or
+// worse, make prune and the collision check misjudge ownership.
+func reservedLabel(k string) bool { return k == ManagedByLabel || strings.HasPrefix(k, ownerPrefix) }
+
+// reservedAnnotation says whether an annotation key is one mcs-gitops sets
+// on the ServiceImport itself.
+func reservedAnnotation(k string) bool {
+	return k == DerivedServiceAnnotation || strings.HasPrefix(k, ownerPrefix)
+}
+
+// exportedMetadata is what of the winning export's exportedLabels and
+// exportedAnnotations the ServiceImport can carry, and the keys it cannot
+// because mcs-gitops uses them itself; those are reported, never silently
+// overwritten.
+func exportedMetadata(se *mcsv1alpha1.ServiceExport) (labels, annotations map[string]string, reserved []string) {
+	labels, annotations = map[string]string{}, map[string]string{}
+	for k, v := range se.Spec.ExportedLabels {
+		if reservedLabel(k) {
+			reserved = append(reserved, "label "+k)
+			continue
+		}
+		labels[k] = v
+	}
+	for k, v := range se.Spec.ExportedAnnotations {
+		if reservedAnnotation(k) {
+			reserved = append(reserved, "annotation "+k)
+			continue
+		}
+		annotations[k] = v
+	}
+	sort.Strings(reserved)
+	return labels, annotations, reserved
+}
 
 func managedLabels(extra map[string]string) map[string]string {
 	l := maps.Clone(extra)
@@ -25,16 +66,13 @@ func managedLabels(extra map[string]string) map[string]string {
 // through the status subresource.
 func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors []string) *mcsv1alpha1.ServiceImport {
 	w := m.winner
-	ann := maps.Clone(w.se.Spec.ExportedAnnotations)
-	if ann == nil {
-		ann = map[string]string{}
-	}
+	labels, ann, _ := exportedMetadata(w.se)
 	ann[DerivedServiceAnnotation] = derived
 	si := &mcsv1alpha1.ServiceImport{
 		TypeMeta: metav1.TypeMeta{APIVersion: mcsv1alpha1.GroupName + "/" + apiVersion, Kind: "ServiceImport"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns,
-			Labels:      managedLabels(w.se.Spec.ExportedLabels),
+			Labels:      managedLabels(labels),
 			Annotations: ann,
 		},
 		Spec: mcsv1alpha1.ServiceImportSpec{

@@ -103,6 +103,10 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 			}
 			sort.Strings(contributors)
 			sv := newSvc(key.ns, key.name, mg, valid, plan)
+			if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
+				sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
+					mg.winner.m.name, strings.Join(reserved, ", "))
+			}
 			for i, m := range members {
 				if !m.namespaces[key.ns] {
 					rep.MissingNamespace = append(rep.MissingNamespace, m.name)

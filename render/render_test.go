@@ -537,3 +537,22 @@ func TestReadyEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// An exported label or annotation with a key mcs-gitops uses to mark what
+// it owns is left off the ServiceImport and reported, never silently
+// overwritten.
+func TestReservedExportedKeysAreReported(t *testing.T) {
+	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", func(_ *corev1.Service, se *mcsv1alpha1.ServiceExport) {
+		se.Spec.ExportedLabels = map[string]string{"team": "shop", ManagedByLabel: "helm", "mcs-gitops.io/member": "b"}
+		se.Spec.ExportedAnnotations = map[string]string{DerivedServiceAnnotation: "derived-fake", "note": "x"}
+	})
+	out, rep := cartReport(t, clusterSetOf("a", "b"), a, importerSnapshot("b"))
+	si := serviceImportIn(t, out, "b")
+	assert.Equal(t, map[string]string{"team": "shop", ManagedByLabel: ManagedByValue}, si.Labels)
+	assert.Equal(t, map[string]string{"note": "x", DerivedServiceAnnotation: DerivedServiceName("shop", "cart")}, si.Annotations)
+	require.Len(t, rep.Warnings, 1)
+	for _, k := range []string{"label " + ManagedByLabel, "label mcs-gitops.io/member", "annotation " + DerivedServiceAnnotation} {
+		assert.Contains(t, rep.Warnings[0], k)
+	}
+	assert.Contains(t, rep.Warnings[0], "export of a")
+}
