@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -194,6 +195,7 @@ func TestLive(t *testing.T) {
 			&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "redis-1"}},
 			&v1alpha1.GlobalTrafficPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin"}},
 			&v1alpha1.GlobalTrafficPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "postgres"}},
+			&networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: snapshot.DefaultServiceCIDR}},
 		)
 		file := kubectlGet(t, c1.Client, want...)
 		parsed, err := snapshot.Parse("cluster-1", "kubectl-get.yaml", file)
@@ -208,6 +210,9 @@ func TestLive(t *testing.T) {
 		if r.Snapshot.ClusterID != "c1-id" || len(r.Snapshot.EndpointSlices) != 3 || len(r.Snapshot.Services) != 3 {
 			t.Errorf("unexpected snapshot: id %q, %d slices, %d services", r.Snapshot.ClusterID, len(r.Snapshot.EndpointSlices), len(r.Snapshot.Services))
 		}
+		if got, want := r.Snapshot.IPFamilies(), []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}; !reflect.DeepEqual(got, want) {
+			t.Errorf("IP families from the ServiceCIDRs = %v, want %v (envtest's dual-stack range)", got, want)
+		}
 		if ps := r.Snapshot.GlobalTrafficPolicies; len(ps) != 2 || ps[0].Name != "postgres" || len(ps[1].Status.Clusters) != 0 {
 			t.Errorf("policies: %+v, want db/postgres and httpbin/httpbin without status", ps)
 		}
@@ -219,6 +224,33 @@ func TestLive(t *testing.T) {
 		b, _ := snapshot.Format(result(t, set.Collect(ctx, 10*time.Second), "cluster-1").Snapshot)
 		if !bytes.Equal(a, b) {
 			t.Error("two collections of an unchanged cluster format differently")
+		}
+	})
+
+	t.Run("an object the apiserver accepted but that does not load is left out and recorded", func(t *testing.T) {
+		bad := export("tenant", "odd")
+		// The ServiceExport CRD does not check exportedLabels keys; a
+		// ServiceImport could not carry this one.
+		bad.Spec.ExportedLabels = map[string]string{"team/a/b": "x"}
+		create(t, c3.Client, ns("tenant"), svc("tenant", "odd", false, nil), bad, svc("tenant", "fine", false, nil), export("tenant", "fine"))
+		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config})
+		r := result(t, set.Collect(ctx, 10*time.Second), "cluster-3")
+		if r.Err != nil {
+			t.Fatalf("Collect: %v", r.Err)
+		}
+		if len(r.Snapshot.ServiceExports) != 1 || r.Snapshot.ServiceExports[0].Name != "fine" {
+			t.Errorf("exports %v, want only tenant/fine", r.Snapshot.ServiceExports)
+		}
+		if rj := r.Snapshot.Rejected; len(rj) != 1 || rj[0].Kind != "ServiceExport" || rj[0].Service != "odd" ||
+			!strings.Contains(rj[0].Message, `spec.exportedLabels["team/a/b"]`) {
+			t.Errorf("rejected %+v, want tenant/odd's exportedLabels named", rj)
+		}
+		b, err := snapshot.Format(r.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := snapshot.Parse("cluster-3", "inputs/cluster-3.yaml", b); err != nil {
+			t.Errorf("the formatted snapshot does not load again: %v", err)
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -88,6 +89,9 @@ func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 		return nil, err
 	}
 	if s.GlobalTrafficPolicies, err = m.readPolicies(ctx); err != nil {
+		return nil, err
+	}
+	if s.ServiceCIDRs, err = m.readServiceCIDRs(ctx); err != nil {
 		return nil, err
 	}
 	sortSnapshot(s)
@@ -249,6 +253,35 @@ func (m *Member) readSlices(ctx context.Context, services map[string][]string) (
 		}
 		return items, nil
 	})
+}
+
+// readServiceCIDRs returns the member's ServiceCIDRs, which say the IP
+// families it can serve. A member without the API (before Kubernetes
+// 1.33), or whose ClusterRole predates this read, gives none: its
+// families are then unknown, which is how earlier versions treated every
+// member, rather than a failed read.
+func (m *Member) readServiceCIDRs(ctx context.Context) ([]networkingv1.ServiceCIDR, error) {
+	list, err := m.typed.NetworkingV1().ServiceCIDRs().List(ctx, metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		slog.Warn("cannot list ServiceCIDRs; the member's IP families are unknown (grant list on servicecidrs, see deploy/member-rbac)",
+			"member", m.Name)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing ServiceCIDRs: %w", err)
+	}
+	var out []networkingv1.ServiceCIDR
+	for _, sc := range list.Items {
+		sc.TypeMeta = metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "ServiceCIDR"}
+		if err := snapshot.Validate(&sc); err != nil {
+			slog.Warn("ignoring a ServiceCIDR that cannot be loaded", "member", m.Name, "object", sc.Name, "error", err)
+			continue
+		}
+		out = append(out, networkingv1.ServiceCIDR{TypeMeta: sc.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: sc.Name}, Spec: sc.Spec})
+	}
+	return out, nil
 }
 
 // readClusterID returns the value of the cluster.clusterset.k8s.io

@@ -54,6 +54,12 @@ func Format(s *Snapshot) ([]byte, error) {
 			return nil, err
 		}
 	}
+	for _, sc := range c.ServiceCIDRs {
+		out := normalizeServiceCIDR(sc)
+		if err := emit(&out); err != nil {
+			return nil, fmt.Errorf("ServiceCIDR %s: %w", sc.Name, err)
+		}
+	}
 	for _, ns := range c.Namespaces {
 		out := corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},

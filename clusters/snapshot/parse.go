@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/yaml"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -134,6 +135,16 @@ func (p *parser) object(line int, js []byte) error {
 		return decodeInto(p, line, tm.Kind, js, &p.s.Namespaces, false)
 	case group == "" && tm.Kind == "Service":
 		return decodeInto(p, line, tm.Kind, js, &p.s.Services, true)
+	case group == networkingv1.GroupName && tm.Kind == "ServiceCIDR":
+		if tm.APIVersion != networkingv1.SchemeGroupVersion.String() {
+			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, networkingv1.SchemeGroupVersion)
+		}
+		if err := decodeInto(p, line, tm.Kind, js, &p.s.ServiceCIDRs, false); err != nil {
+			return err
+		}
+		last := &p.s.ServiceCIDRs[len(p.s.ServiceCIDRs)-1]
+		*last = normalizeServiceCIDR(*last)
+		return nil
 	case group == discoveryv1.GroupName && tm.Kind == "EndpointSlice":
 		if tm.APIVersion != discoveryv1.SchemeGroupVersion.String() {
 			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, discoveryv1.SchemeGroupVersion)
@@ -224,6 +235,7 @@ func (s *Snapshot) sort() {
 	sortNamespaced(s.EndpointSlices)
 	sortNamespaced(s.GlobalTrafficPolicies)
 	sortRejected(s.Rejected)
+	sortServiceCIDRs(s.ServiceCIDRs)
 }
 
 func sortNamespaced[T any, PT interface {

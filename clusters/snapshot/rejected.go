@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -46,10 +46,8 @@ func Validate(o interface {
 	GetNamespace() string
 }) error {
 	switch o.(type) {
-	case *corev1.Service:
-		return validateObject("Service", o, true)
-	case *discoveryv1.EndpointSlice:
-		return validateObject("EndpointSlice", o, true)
+	case *corev1.Namespace, *networkingv1.ServiceCIDR:
+		return validateObject("", o, false)
 	}
 	return validateObject("", o, true)
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -35,6 +36,10 @@ type Snapshot struct {
 	// Rejected are live objects left out because they do not load, sorted
 	// by namespace, name and kind.
 	Rejected []Rejected
+	// ServiceCIDRs are the member's Service IP ranges (networking.k8s.io/v1),
+	// name and spec.cidrs only; they say which IP families it can serve
+	// (IPFamilies). Empty when unknown.
+	ServiceCIDRs []networkingv1.ServiceCIDR
 }
 
 // GatewayAddressesProperty is the ClusterProperty name under which a

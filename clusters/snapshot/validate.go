@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -66,6 +67,8 @@ func validateObject(kind string, o named, namespaced bool) error {
 		}
 	case *corev1.Service:
 		errs = append(errs, validateService(obj)...)
+	case *networkingv1.ServiceCIDR:
+		errs = append(errs, validateServiceCIDR(obj)...)
 	case *discoveryv1.EndpointSlice:
 		errs = append(errs, validateSlice(obj)...)
 	}
