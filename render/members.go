@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,28 @@ type member struct {
 	namespaces map[string]bool
 	// policies by namespace/name.
 	policies map[string]*v1alpha1.GlobalTrafficPolicy
+	// families the member can allocate Service IPs in, primary first;
+	// nil when unknown (no ServiceCIDR in its snapshot).
+	families []corev1.IPFamily
+}
+
+// servedFamilies are the families of an import that member m can serve,
+// in m's order (its primary first, as its apiserver orders a dual-stack
+// Service's). An unknown side leaves the other's; ok is false when both
+// are known and share no family.
+func (m *member) servedFamilies(imp []corev1.IPFamily) (served []corev1.IPFamily, ok bool) {
+	switch {
+	case len(imp) == 0:
+		return m.families, true
+	case len(m.families) == 0:
+		return imp, true
+	}
+	for _, f := range m.families {
+		if slices.Contains(imp, f) {
+			served = append(served, f)
+		}
+	}
+	return served, len(served) > 0
 }
 
 // resolveMembers pairs config members with snapshots and settles cluster
@@ -71,7 +94,7 @@ func resolveMembers(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) ([]*me
 		}
 		ids[id] = cm.Name
 		m := &member{name: cm.Name, clusterID: id, key: cm.Key(), mode: cm.Mode, mesh: cm.Mesh, snap: s,
-			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}}
+			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}, families: s.IPFamilies()}
 		if m.mode == "" {
 			m.mode = v1alpha1.ModeFlat
 		}

@@ -64,6 +64,9 @@ type merged struct {
 	valid      []*export
 	conflicts  map[*export][]conflict
 	importType mcsv1alpha1.ServiceImportType
+	// families are the import's IP families: those of the oldest export
+	// whose Service sets any; nil when none does.
+	families []corev1.IPFamily
 }
 
 type conflict struct {
@@ -89,15 +92,27 @@ var scalarRules = []struct {
 	reason mcsv1alpha1.ServiceExportConditionReason
 	what   string
 	get    func(*export) any
+	// optional properties may be unset (nil) in a hand-written snapshot:
+	// an unset value neither wins nor conflicts, and the oldest export
+	// that sets one decides.
+	optional bool
 }{
-	{mcsv1alpha1.ServiceExportReasonTypeConflict, "type", func(e *export) any { return e.importType() }},
-	{mcsv1alpha1.ServiceExportReasonSessionAffinityConflict, "sessionAffinity", func(e *export) any { return sessionAffinity(e.svc) }},
-	{mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict, "sessionAffinityConfig", func(e *export) any { return sessionAffinityConfig(e.svc) }},
-	{mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict, "internalTrafficPolicy", func(e *export) any { return internalTrafficPolicy(e.svc) }},
-	{mcsv1alpha1.ServiceExportReasonTrafficDistributionConflict, "trafficDistribution", func(e *export) any { return deref(e.svc.Spec.TrafficDistribution) }},
-	{mcsv1alpha1.ServiceExportReasonIPFamilyConflict, "ipFamilies", func(e *export) any { return e.svc.Spec.IPFamilies }},
-	{mcsv1alpha1.ServiceExportReasonLabelsConflict, "exportedLabels", func(e *export) any { return e.se.Spec.ExportedLabels }},
-	{mcsv1alpha1.ServiceExportReasonAnnotationsConflict, "exportedAnnotations", func(e *export) any { return e.se.Spec.ExportedAnnotations }},
+	{mcsv1alpha1.ServiceExportReasonTypeConflict, "type", func(e *export) any { return e.importType() }, false},
+	{mcsv1alpha1.ServiceExportReasonSessionAffinityConflict, "sessionAffinity", func(e *export) any { return sessionAffinity(e.svc) }, false},
+	{mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict, "sessionAffinityConfig", func(e *export) any { return sessionAffinityConfig(e.svc) }, false},
+	{mcsv1alpha1.ServiceExportReasonInternalTrafficPolicyConflict, "internalTrafficPolicy", func(e *export) any { return internalTrafficPolicy(e.svc) }, false},
+	{mcsv1alpha1.ServiceExportReasonTrafficDistributionConflict, "trafficDistribution", func(e *export) any { return deref(e.svc.Spec.TrafficDistribution) }, false},
+	{mcsv1alpha1.ServiceExportReasonIPFamilyConflict, "ipFamilies", func(e *export) any { return ipFamilies(e.svc) }, true},
+	{mcsv1alpha1.ServiceExportReasonLabelsConflict, "exportedLabels", func(e *export) any { return e.se.Spec.ExportedLabels }, false},
+	{mcsv1alpha1.ServiceExportReasonAnnotationsConflict, "exportedAnnotations", func(e *export) any { return e.se.Spec.ExportedAnnotations }, false},
+}
+
+// ipFamilies is nil, not an empty list, when the Service sets none.
+func ipFamilies(s *corev1.Service) any {
+	if len(s.Spec.IPFamilies) == 0 {
+		return nil
+	}
+	return s.Spec.IPFamilies
 }
 
 func deref[T any](p *T) any {
@@ -152,35 +167,53 @@ func merge(valid []*export) *merged {
 	}
 	m.portSetConflicts()
 	for _, rule := range scalarRules {
-		want := rule.get(m.winner)
+		owner := m.winner
+		want := rule.get(owner)
+		if rule.optional && want == nil {
+			for _, e := range valid[1:] {
+				if v := rule.get(e); v != nil {
+					owner, want = e, v
+					break
+				}
+			}
+		}
+		if rule.reason == mcsv1alpha1.ServiceExportReasonIPFamilyConflict && want != nil {
+			m.families = want.([]corev1.IPFamily)
+		}
 		var losers, agree []*export
 		oldest := "this export is the oldest and wins"
-		for _, e := range valid[1:] {
+		for _, e := range valid {
+			if e == owner {
+				continue
+			}
 			// With different affinities the config is moot: the
 			// SessionAffinityConflict already says what loses.
 			if rule.reason == mcsv1alpha1.ServiceExportReasonSessionAffinityConfigConflict && sessionAffinity(e.svc) != sessionAffinity(m.winner.svc) {
 				continue
 			}
 			got := rule.get(e)
+			if rule.optional && got == nil {
+				continue
+			}
 			if equalValues(want, got) {
 				agree = append(agree, e)
 				continue
 			}
 			losers = append(losers, e)
-			if tied(m.winner, e) {
+			if tied(owner, e) {
 				oldest = "this export is among the oldest and first by cluster ID, so it wins"
 			}
 			m.add(e, rule.reason, fmt.Sprintf("%s %s differs from %s's export, %s; %s wins",
-				rule.what, describe(got), m.winner.m.name, precedes(m.winner, e), m.winner.m.name))
+				rule.what, describe(got), owner.m.name, precedes(owner, e), owner.m.name))
 		}
 		if len(losers) == 0 {
 			continue
 		}
 		names := memberNames(losers)
-		m.add(m.winner, rule.reason, fmt.Sprintf("%s differs in the export of %s; %s", rule.what, names, oldest))
+		m.add(owner, rule.reason, fmt.Sprintf("%s differs in the export of %s; %s", rule.what, names, oldest))
 		for _, e := range agree {
 			m.add(e, rule.reason, fmt.Sprintf("%s differs in the export of %s; this export's agrees with %s's, which wins",
-				rule.what, names, m.winner.m.name))
+				rule.what, names, owner.m.name))
 		}
 	}
 	return m

@@ -9,6 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
 
@@ -64,7 +65,7 @@ func managedLabels(extra map[string]string) map[string]string {
 // exportedAnnotations of the winning export propagate, never the Service's
 // own metadata. status.clusters is data for the applier, which writes it
 // through the status subresource.
-func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors []string) *mcsv1alpha1.ServiceImport {
+func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors []string, families []corev1.IPFamily) *mcsv1alpha1.ServiceImport {
 	w := m.winner
 	labels, ann, _ := exportedMetadata(w.se)
 	ann[DerivedServiceAnnotation] = derived
@@ -80,7 +81,7 @@ func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors
 			Type:                  m.importType,
 			SessionAffinity:       sessionAffinity(w.svc),
 			SessionAffinityConfig: sessionAffinityConfig(w.svc),
-			IPFamilies:            w.svc.Spec.IPFamilies,
+			IPFamilies:            families,
 			InternalTrafficPolicy: w.svc.Spec.InternalTrafficPolicy,
 			TrafficDistribution:   w.svc.Spec.TrafficDistribution,
 		},
@@ -92,8 +93,12 @@ func serviceImport(apiVersion, ns, name, derived string, m *merged, contributors
 }
 
 // derivedService is the selectorless Service that gives the import its
-// cluster IP and receives the imported EndpointSlices.
-func derivedService(ns, name, derived string, m *merged) *corev1.Service {
+// cluster IP and receives the imported EndpointSlices. families are those
+// the member serves of the import's. Two families are never pinned: a
+// single-stack apiserver rejects ipFamilies [IPv4, IPv6] even with
+// PreferDualStack, so the member's apiserver chooses, in its own order,
+// which is the order families lists.
+func derivedService(ns, name, derived string, m *merged, families []corev1.IPFamily) *corev1.Service {
 	w := m.winner
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -114,15 +119,12 @@ func derivedService(ns, name, derived string, m *merged) *corev1.Service {
 	if m.importType == mcsv1alpha1.Headless {
 		svc.Spec.ClusterIP = corev1.ClusterIPNone
 	}
-	if fams := w.svc.Spec.IPFamilies; len(fams) > 0 {
-		svc.Spec.IPFamilies = fams
-		policy := corev1.IPFamilyPolicySingleStack
-		// PreferDualStack degrades to the primary family in a
-		// single-stack importer instead of being rejected there.
-		if len(fams) == 2 {
-			policy = corev1.IPFamilyPolicyPreferDualStack
-		}
-		svc.Spec.IPFamilyPolicy = &policy
+	switch len(families) {
+	case 1:
+		svc.Spec.IPFamilies = families
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	case 2:
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
 	}
 	for _, p := range m.ports {
 		// targetPort is what the apiserver would default it to; setting it

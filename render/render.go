@@ -119,9 +119,22 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 					}
 				}
 				rep.ImportedBy = append(rep.ImportedBy, m.name)
+				families, ok := m.servedFamilies(mg.families)
+				if !ok {
+					// The import still tells the member's users the service
+					// exists and why they cannot reach it; a derived Service
+					// in a family the member lacks would be refused.
+					objs[i] = append(objs[i], Object{Path: sv.dir + "serviceimport.yaml",
+						Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors, mg.families)})
+					msg := fmt.Sprintf("member %s serves only %s and the service only %s: it gets no derived Service and no endpoints",
+						m.name, familyList(m.families), familyList(mg.families))
+					rep.NotServed = append(rep.NotServed, NotServed{Member: m.name, Reason: ReasonIPFamilyNotSupported, Message: msg})
+					sv.warn("%s", msg)
+					continue
+				}
 				objs[i] = append(objs[i],
-					Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors)},
-					Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg)},
+					Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors, families)},
+					Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg, families)},
 				)
 				ch := choose(m, valid, byKey, m.policies[key.ns+"/"+key.name])
 				weighted := false

@@ -39,11 +39,27 @@ type ServiceReport struct {
 	// Policies are the GlobalTrafficPolicies of the consuming members that
 	// have one for this service, sorted by member.
 	Policies []PolicyReport `json:"policies,omitempty"`
+	// NotServed lists the importing members that cannot serve any of the
+	// service's IP families: they get the ServiceImport, with this as its
+	// Ready=False condition where the API has one (v1beta1), but no
+	// derived Service or endpoints.
+	NotServed []NotServed `json:"notServed,omitempty"`
 	// Warnings about this service that are not an export's condition: a
 	// member that cannot reach another's endpoints, a port a gateway cannot
 	// carry.
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// NotServed is one member a service cannot be imported into, and why.
+type NotServed struct {
+	Member  string `json:"member"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ReasonIPFamilyNotSupported is the ServiceImport Ready=False reason of
+// mcs-api v1beta1 for a member that cannot serve the import's families.
+const ReasonIPFamilyNotSupported = "IPFamilyNotSupported"
 
 // ExportReport is the outcome for one ServiceExport.
 type ExportReport struct {

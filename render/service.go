@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"sort"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
@@ -86,6 +88,7 @@ func (s *svc) sortedWarnings() []string {
 // the data path is flat, else e's gateway.
 func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bool) []Object {
 	ports = intersect(ports, s.routed[e])
+	families := s.families(c)
 	if len(s.portNames) > 0 && len(ports) == 0 {
 		// None of the import's ports reaches this source; a slice without
 		// ports would say nothing a client can use.
@@ -98,6 +101,9 @@ func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bo
 		}
 		out := make([]Object, 0, len(pods))
 		for _, p := range pods {
+			if families != nil && !families[p.src.AddressType] {
+				continue // a family the consumer's derived Service does not have
+			}
 			out = append(out, Object{Path: p.path, Object: importedSlice(s.ns, s.name, target, p.name, p.src, e.m.clusterID, ports)})
 		}
 		return out
@@ -116,17 +122,17 @@ func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bo
 		s.warn("port %s of member %s's export is %s, which a gateway cannot carry: members reaching %s through its gateway do not get it",
 			portLabel(p.Name, p.Port), e.m.name, protocol(p.Protocol), e.m.name)
 	}
-	objs := gatewaySlices(s.ns, s.name, target, r, ports, s.slicePrefix(e, target), s.families())
+	objs := gatewaySlices(s.ns, s.name, target, r, ports, s.slicePrefix(e, target), families)
 	if len(objs) == 0 {
 		s.warn("gateway of member %s has no address in the service's IP families: members reaching it through its gateway get none of its endpoints", e.m.name)
 	}
 	return objs
 }
 
-// families are the address families the ServiceImport serves; slices of
-// another family would never be used. Empty means any.
-func (s *svc) families() map[discoveryv1.AddressType]bool {
-	fams := s.mg.winner.svc.Spec.IPFamilies
+// families are the address families consumer c's derived Service has;
+// slices of another family would never be used. nil means any.
+func (s *svc) families(c *member) map[discoveryv1.AddressType]bool {
+	fams, _ := c.servedFamilies(s.mg.families)
 	if len(fams) == 0 {
 		return nil
 	}
@@ -135,6 +141,17 @@ func (s *svc) families() map[discoveryv1.AddressType]bool {
 		out[discoveryv1.AddressType(f)] = true
 	}
 	return out
+}
+
+func familyList(fams []corev1.IPFamily) string {
+	if len(fams) == 0 {
+		return "(unknown)"
+	}
+	parts := make([]string, len(fams))
+	for i, f := range fams {
+		parts[i] = string(f)
+	}
+	return strings.Join(parts, " and ")
 }
 
 func portLabel(name string, port int32) string {
