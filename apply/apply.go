@@ -159,7 +159,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	// lookup; only the fresh ones get their status written again.
 	owned := maps.Clone(keys)
 	maps.Copy(owned, known)
-	if err := a.writeImports(ctx, toApply, owned, res); err != nil {
+	if err := a.writeImports(ctx, toApply, owned, report, res); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

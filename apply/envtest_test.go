@@ -440,6 +440,10 @@ func testV1beta1(h *harness) {
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%s: v1beta1 ServiceImport spec.ips = %v, want %v", targets[i].Member, got, want)
 		}
+		conds, _, _ := unstructured.NestedSlice(si.Object, "status", "conditions")
+		if len(conds) != 1 || conds[0].(map[string]any)["type"] != "Ready" || conds[0].(map[string]any)["status"] != "True" {
+			t.Errorf("%s: v1beta1 ServiceImport conditions = %v, want Ready=True", targets[i].Member, conds)
+		}
 	}
 	before := h.versions(h.clusters[0].Client)
 	rs = ApplyAll(ctx, targets, files, report)

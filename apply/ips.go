@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,11 +36,8 @@ func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructu
 			return fmt.Errorf("spec.ips of %s: reading derived Service %s: %w", id, derived, err)
 		}
 		ips, _, _ := unstructured.NestedStringSlice(svc.Object, "spec", "clusterIPs")
-		for _, ip := range ips {
-			if ip != "" && ip != "None" {
-				want = append(want, ip)
-			}
-		}
+		fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
+		want = orderByFamily(ips, fams)
 	}
 
 	live := &unstructured.Unstructured{}
@@ -63,6 +61,35 @@ func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructu
 	}
 	note(id + " spec.ips")
 	return nil
+}
+
+// orderByFamily lists the cluster IPs in the order of the import's
+// ipFamilies, leaving out any of another family, so that spec.ips and
+// spec.ipFamilies agree index by index (KEP-1645, and what the conformance
+// suite checks). Without families every IP is kept in the Service's order.
+func orderByFamily(ips, families []string) []string {
+	var valid []netip.Addr
+	for _, ip := range ips {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			valid = append(valid, a)
+		}
+	}
+	var out []string
+	if len(families) == 0 {
+		for _, a := range valid {
+			out = append(out, a.String())
+		}
+		return out
+	}
+	for _, f := range families {
+		for _, a := range valid {
+			if (f == "IPv4") == a.Is4() {
+				out = append(out, a.String())
+				break
+			}
+		}
+	}
+	return out
 }
 
 func managedBy(u *unstructured.Unstructured, manager string) bool {

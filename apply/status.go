@@ -29,7 +29,17 @@ var (
 // for the imports that were applied (not collisions, not refused). Every
 // write is skipped when the cluster already holds the same values, so an
 // unchanged world changes no resourceVersion.
-func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, res *Result) error {
+func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
+	notServed := map[string]render.NotServed{}
+	if report != nil {
+		for _, s := range report.Services {
+			for _, n := range s.NotServed {
+				if n.Member == a.Member {
+					notServed[s.Namespace+"/"+s.Name] = n
+				}
+			}
+		}
+	}
 	var jobs []statusJob
 	var mu collector
 	var written []string
@@ -40,7 +50,8 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 			continue
 		}
 		jobs = append(jobs, func(ctx context.Context) error {
-			return errors.Join(a.writeImportIPs(ctx, d.obj, applied, note), a.writeImportStatus(ctx, d, note))
+			return errors.Join(a.writeImportIPs(ctx, d.obj, applied, note),
+				a.writeImportStatus(ctx, d, importReady(d.obj, notServed[k.Namespace+"/"+k.Name]), note))
 		})
 	}
 	return runStatusJobs(ctx, jobs, &written, res)
@@ -101,7 +112,7 @@ func skeleton(gvk schema.GroupVersionKind, namespace, name string) *unstructured
 }
 
 // writeImportStatus sets status.clusters to what was rendered.
-func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, note func(string)) error {
+func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, ready *render.Condition, note func(string)) error {
 	want, _ := d.status["clusters"].([]any)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(d.obj.GroupVersionKind())
@@ -109,18 +120,56 @@ func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, note f
 		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 	}
 	have, _, _ := unstructured.NestedSlice(live.Object, "status", "clusters")
-	if len(want) == 0 && len(have) == 0 || reflect.DeepEqual(want, have) {
+	clustersOK := len(want) == 0 && len(have) == 0 || reflect.DeepEqual(want, have)
+	var conds []metav1.Condition
+	condsOK := true
+	if ready != nil {
+		var haveConds []metav1.Condition
+		if raw, ok, _ := unstructured.NestedSlice(live.Object, "status", "conditions"); ok {
+			if err := fromUnstructured(raw, &haveConds); err != nil {
+				return fmt.Errorf("status of %s: reading conditions: %w", describe(d.obj), err)
+			}
+		}
+		conds = apiConditions([]render.Condition{*ready}, haveConds, live.GetGeneration(), a.transitionTime())
+		condsOK = len(haveConds) == len(conds) && conditionsPresent(conds, haveConds)
+	}
+	if clustersOK && condsOK {
 		return nil
 	}
 	u := skeleton(d.obj.GroupVersionKind(), d.obj.GetNamespace(), d.obj.GetName())
+	st := map[string]any{}
 	if len(want) > 0 {
-		u.Object["status"] = map[string]any{"clusters": want}
+		st["clusters"] = want
+	}
+	if conds != nil {
+		list, err := toUnstructured(conds)
+		if err != nil {
+			return fmt.Errorf("status of %s: %w", describe(d.obj), err)
+		}
+		st["conditions"] = list
+	}
+	if len(st) > 0 {
+		u.Object["status"] = st
 	}
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 	}
 	note(describe(d.obj) + " status")
 	return nil
+}
+
+// importReady is the Ready condition of a v1beta1 ServiceImport, the
+// version that has conditions: True once applied, False with the
+// renderer's reason where the member cannot serve the import's IP
+// families. nil for v1alpha1.
+func importReady(si *unstructured.Unstructured, n render.NotServed) *render.Condition {
+	if si.GroupVersionKind().Version != "v1beta1" {
+		return nil
+	}
+	if n.Member != "" {
+		return &render.Condition{Type: "Ready", Status: "False", Reason: n.Reason, Message: n.Message}
+	}
+	return &render.Condition{Type: "Ready", Status: "True", Reason: "Ready", Message: "the ServiceImport and its derived Service are applied"}
 }
 
 // writeExportStatus sets the rendered conditions on one ServiceExport of
