@@ -2,7 +2,7 @@
 // one kube-apiserver and etcd per member cluster, started with
 // controller-runtime's envtest from the binaries `make testbin` builds, with the
 // Multi-Cluster Services, Gateway API and GlobalTrafficPolicy CRDs installed and
-// dual-stack Service ranges. It also
+// dual-stack, IPv4-only or IPv6-only Service ranges. It also
 // holds the apply helpers those tests share. There are no fakes here: if the
 // binaries are missing, tests fail and say how to build them.
 package envtest
@@ -35,11 +35,38 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
+// Stack is the IP families of a member's Service ranges. Real fleets mix
+// them, and a single-stack apiserver refuses what a dual-stack one accepts
+// (a Service pinning two families), so tests must be able to start each.
+type Stack string
+
 const (
-	// ServiceCIDRs is the apiserver's --service-cluster-ip-range. It is
-	// dual-stack so that IPv6-only and dual-stack Services validate, as they do
-	// in the member clusters mcs-gitops renders for.
-	ServiceCIDRs = "10.96.0.0/16,fd00:10:96::/112"
+	// DualStack is IPv4 primary, IPv6 secondary: Start's default, so that
+	// IPv6-only and dual-stack Services validate.
+	DualStack Stack = "dual-stack"
+	// IPv4Only allocates only IPv4 cluster IPs.
+	IPv4Only Stack = "IPv4"
+	// IPv6Only allocates only IPv6 cluster IPs.
+	IPv6Only Stack = "IPv6"
+)
+
+// ServiceCIDRs is the apiserver's --service-cluster-ip-range for the stack.
+func (s Stack) ServiceCIDRs() string {
+	switch s {
+	case IPv4Only:
+		return serviceCIDRv4
+	case IPv6Only:
+		return serviceCIDRv6
+	}
+	return serviceCIDRv4 + "," + serviceCIDRv6
+}
+
+const (
+	serviceCIDRv4 = "10.96.0.0/16"
+	serviceCIDRv6 = "fd00:10:96::/112"
+
+	// ServiceCIDRs is the --service-cluster-ip-range of a DualStack member.
+	ServiceCIDRs = serviceCIDRv4 + "," + serviceCIDRv6
 
 	// FieldManager is the server-side apply field manager the tool uses, so
 	// tests see the same ownership the real applier produces.
@@ -162,6 +189,19 @@ func Launch(n int) (*Fleet, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("envtest: need at least one cluster, got %d", n)
 	}
+	stacks := make([]Stack, n)
+	for i := range stacks {
+		stacks[i] = DualStack
+	}
+	return LaunchStacks(stacks...)
+}
+
+// LaunchStacks is Launch with one member per stack, in order.
+func LaunchStacks(stacks ...Stack) (*Fleet, error) {
+	n := len(stacks)
+	if n < 1 {
+		return nil, fmt.Errorf("envtest: need at least one cluster, got %d", n)
+	}
 	apiserverPath, etcdPath, err := binaries()
 	if err != nil {
 		return nil, err
@@ -200,7 +240,13 @@ func Launch(n int) (*Fleet, error) {
 		out := &TailBuffer{Limit: outputTail}
 		api := env.ControlPlane.GetAPIServer()
 		api.Path = apiserverPath
-		api.Configure().Set("service-cluster-ip-range", ServiceCIDRs)
+		api.Configure().Set("service-cluster-ip-range", stacks[i].ServiceCIDRs())
+		if stacks[i] == IPv6Only {
+			// The apiserver advertises 127.0.0.1, and publishing an IPv4
+			// endpoint for an IPv6 kubernetes Service is refused at start;
+			// tests reach it directly and need no such endpoint.
+			api.Configure().Set("endpoint-reconciler-type", "none")
+		}
 		env.ControlPlane.Etcd = &crenvtest.Etcd{Path: etcdPath}
 		if !attach {
 			api.Out, api.Err = out, out
@@ -267,7 +313,17 @@ func (f *Fleet) Stop() error {
 // fails the test, with the processes' output, when they do not come up.
 func Start(t testing.TB, n int) []*Cluster {
 	t.Helper()
-	f, err := Launch(n)
+	stacks := make([]Stack, n)
+	for i := range stacks {
+		stacks[i] = DualStack
+	}
+	return StartStacks(t, stacks...)
+}
+
+// StartStacks is Start with one member per stack, in order.
+func StartStacks(t testing.TB, stacks ...Stack) []*Cluster {
+	t.Helper()
+	f, err := LaunchStacks(stacks...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +333,9 @@ func Start(t testing.TB, n int) []*Cluster {
 		}
 	})
 	for i, c := range f.Clusters {
-		t.Logf("cluster %q: apiserver %s ready in %s", c.Name, c.Config.Host, f.members[i].duration.Round(time.Millisecond))
+		t.Logf("cluster %q (%s): apiserver %s ready in %s", c.Name, stacks[i], c.Config.Host, f.members[i].duration.Round(time.Millisecond))
 	}
-	t.Logf("%d control planes ready in %s", n, f.Took.Round(time.Millisecond))
+	t.Logf("%d control planes ready in %s", len(stacks), f.Took.Round(time.Millisecond))
 	return f.Clusters
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -397,5 +400,42 @@ func TestGatewayAPIServed(t *testing.T) {
 		if err := c.Client.List(context.Background(), &l); err != nil {
 			t.Errorf("%s: %v", gvk, err)
 		}
+	}
+}
+
+// Members can be started IPv4-only, IPv6-only and dual-stack, and they
+// differ the way real ones do: a single-stack apiserver refuses a Service
+// that pins two families even with PreferDualStack, and accepts one that
+// leaves the families to it.
+func TestStacksMixed(t *testing.T) {
+	stacks := []envtest.Stack{envtest.IPv4Only, envtest.IPv6Only, envtest.DualStack}
+	cs := envtest.StartStacks(t, stacks...)
+	ctx := t.Context()
+	want := map[envtest.Stack][]corev1.IPFamily{
+		envtest.IPv4Only:  {corev1.IPv4Protocol},
+		envtest.IPv6Only:  {corev1.IPv6Protocol},
+		envtest.DualStack: {corev1.IPv4Protocol, corev1.IPv6Protocol},
+	}
+	for i, c := range cs {
+		stack := stacks[i]
+		require.NoError(t, envtest.EnsureNamespaces(ctx, c.Client, "shop"))
+		pinned := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "pinned", Namespace: "shop"}, Spec: corev1.ServiceSpec{
+			IPFamilies:     []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol},
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack),
+			Ports:          []corev1.ServicePort{{Port: 80}},
+		}}
+		err := c.Client.Create(ctx, pinned)
+		if stack == envtest.DualStack {
+			require.NoError(t, err, "%s accepts two pinned families", stack)
+		} else {
+			require.Error(t, err, "%s refuses two pinned families", stack)
+		}
+		free := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "free", Namespace: "shop"}, Spec: corev1.ServiceSpec{
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack),
+			Ports:          []corev1.ServicePort{{Port: 80}},
+		}}
+		require.NoError(t, c.Client.Create(ctx, free), "%s", stack)
+		assert.Equal(t, want[stack], free.Spec.IPFamilies, "%s: families the apiserver chose", stack)
+		assert.Len(t, free.Spec.ClusterIPs, len(want[stack]), "%s", stack)
 	}
 }
