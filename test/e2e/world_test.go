@@ -49,7 +49,18 @@ func newWorld(t testing.TB, n int, extra string) *world {
 // member's entry (indented as its fields, e.g. a mode and gateway).
 func newWorldWith(t testing.TB, n int, memberYAML func(i int) string, extra string) *world {
 	t.Helper()
-	w := &world{t: t, members: envtest.Start(t, n), dir: t.TempDir()}
+	stacks := make([]envtest.Stack, n)
+	for i := range stacks {
+		stacks[i] = envtest.DualStack
+	}
+	return newWorldStacks(t, stacks, memberYAML, extra)
+}
+
+// newWorldStacks is newWorldWith with one member per stack: a fleet that
+// mixes IPv4-only, IPv6-only and dual-stack members.
+func newWorldStacks(t testing.TB, stacks []envtest.Stack, memberYAML func(i int) string, extra string) *world {
+	t.Helper()
+	w := &world{t: t, members: envtest.StartStacks(t, stacks...), dir: t.TempDir()}
 	w.remote = filepath.Join(t.TempDir(), "remote.git")
 	_, err := git.PlainInit(w.remote, true)
 	require.NoError(t, err)
