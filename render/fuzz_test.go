@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -80,7 +82,7 @@ func seedInputs(tb testing.TB) [][3][]byte {
 // objects a kube-apiserver would accept the names and labels of.
 func FuzzRender(f *testing.F) {
 	for _, s := range seedInputs(f) {
-		for _, opts := range []byte{0, 1, 2, 3, 4, 12} {
+		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2} {
 			f.Add(s[0], s[1], s[2], opts)
 		}
 	}
@@ -117,6 +119,17 @@ func FuzzRender(f *testing.F) {
 			}
 		}
 		cfg.Default()
+		// Bits 16 and 32 give the members IP families, as their
+		// ServiceCIDRs would: unknown, or a rotation of IPv4-only,
+		// IPv6-only and dual-stack, so single-stack members meet every
+		// kind of export.
+		stacks := [][]string{{"10.96.0.0/16"}, {"fd00:96::/112"}, {"10.96.0.0/16", "fd00:96::/112"}}
+		if rot := int(opts>>4) & 3; rot != 0 {
+			for i, s := range snaps {
+				s.ServiceCIDRs = []networkingv1.ServiceCIDR{{ObjectMeta: metav1.ObjectMeta{Name: snapshot.DefaultServiceCIDR},
+					Spec: networkingv1.ServiceCIDRSpec{CIDRs: stacks[(i+rot)%3]}}}
+			}
+		}
 
 		out, err := Render(cfg, snaps, nil)
 		if err != nil {
@@ -161,6 +174,20 @@ func FuzzRender(f *testing.F) {
 				for _, msg := range objectProblems(o) {
 					t.Errorf("%s: %s: %s", m.Name, o.Path, msg)
 				}
+				if svc, ok := o.Object.(*corev1.Service); ok {
+					// A single-stack apiserver refuses two pinned families,
+					// and any apiserver a family it does not have.
+					if len(svc.Spec.IPFamilies) > 1 {
+						t.Errorf("%s: %s pins two IP families", m.Name, o.Path)
+					}
+					if fams := snapFamilies(snaps, m.Name); fams != nil {
+						for _, f := range svc.Spec.IPFamilies {
+							if !slices.Contains(fams, f) {
+								t.Errorf("%s: %s asks for %s, which the member (%v) does not have", m.Name, o.Path, f, fams)
+							}
+						}
+					}
+				}
 			}
 		}
 		// One file per object, kustomization and status, plus SUMMARY.md:
@@ -173,6 +200,15 @@ func FuzzRender(f *testing.F) {
 			t.Errorf("%d files for %d objects, %d members and %d services: paths collide", len(files), objects, len(out.Members), len(out.Report.Services))
 		}
 	})
+}
+
+func snapFamilies(snaps []*snapshot.Snapshot, member string) []corev1.IPFamily {
+	for _, s := range snaps {
+		if s.Member == member {
+			return s.IPFamilies()
+		}
+	}
+	return nil
 }
 
 // objectProblems checks what the apiserver checks of every rendered

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -19,10 +21,12 @@ import (
 )
 
 // FuzzRenderedObjectsPassAPIServerValidation feeds arbitrary snapshots for
-// one member of the demo ClusterSet (made to mix the data paths) to the renderer and server-side applies
-// (dry run) everything it renders to a real kube-apiserver: whatever input
-// the snapshot loader accepts, the renderer must only ever produce objects
-// the apiserver's own validation accepts. Under plain `go test` it runs the
+// one member of the demo ClusterSet (made to mix the data paths) to the
+// renderer and server-side applies (dry run) what it renders for each
+// member to that member's own kube-apiserver, one IPv4-only, one IPv6-only
+// and one dual-stack: whatever input the snapshot loader accepts, the
+// renderer must only ever produce objects the member's own validation
+// accepts. Under plain `go test` it runs the
 // seeds (every fixture's inputs); `make fuzz` explores further.
 func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 	root, err := repoRoot()
@@ -52,6 +56,7 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 		}
 		cfg.Spec.Members[i] = m
 	}
+	stacks := []envtest.Stack{envtest.IPv4Only, envtest.IPv6Only, envtest.DualStack}
 	others := map[string]*snapshot.Snapshot{}
 	for _, m := range []string{"cluster-2", "cluster-3"} {
 		b, err := os.ReadFile(filepath.Join(demo, "inputs", m+".yaml"))
@@ -62,6 +67,8 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
+	others["cluster-2"].ServiceCIDRs = stackCIDRs(envtest.IPv6Only)
+	others["cluster-3"].ServiceCIDRs = stackCIDRs(envtest.DualStack)
 	scenarios, err := fixtures.LoadScenarios(filepath.Join(root, "fixtures"))
 	if err != nil {
 		f.Fatal(err)
@@ -72,18 +79,22 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 		}
 	}
 
-	cluster := envtest.Start(f, 1)[0]
+	members := envtest.StartStacks(f, stacks...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		snap, err := snapshot.Parse("cluster-1", "cluster-1.yaml", data)
 		if err != nil {
 			return
 		}
+		// What the member's apiserver has, whatever the input claims.
+		snap.ServiceCIDRs = stackCIDRs(envtest.IPv4Only)
 		out, err := render.Render(cfg, []*snapshot.Snapshot{snap, others["cluster-2"], others["cluster-3"]}, nil)
 		if err != nil {
 			return
 		}
-		var objs []*unstructured.Unstructured
-		for _, m := range out.Members {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for i, m := range out.Members {
+			var objs []*unstructured.Unstructured
 			for _, o := range m.Objects {
 				b, err := render.Marshal(o.Object)
 				if err != nil {
@@ -95,17 +106,22 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 				}
 				objs = append(objs, u)
 			}
-		}
-		if len(objs) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := envtest.EnsureNamespaces(ctx, cluster.Client, envtest.Namespaces(objs)...); err != nil {
-			t.Fatal(err)
-		}
-		if err := envtest.ServerSideApply(ctx, cluster.Client, objs, true); err != nil {
-			t.Fatalf("the apiserver rejects rendered output for input:\n%s\nerror: %v", strings.TrimSpace(string(data)), err)
+			if len(objs) == 0 {
+				continue
+			}
+			cluster := members[i]
+			if err := envtest.EnsureNamespaces(ctx, cluster.Client, envtest.Namespaces(objs)...); err != nil {
+				t.Fatal(err)
+			}
+			if err := envtest.ServerSideApply(ctx, cluster.Client, objs, true); err != nil {
+				t.Fatalf("%s (%s) rejects what was rendered for it, for input:\n%s\nerror: %v", m.Name, stacks[i], strings.TrimSpace(string(data)), err)
+			}
 		}
 	})
+}
+
+// stackCIDRs are the ServiceCIDRs a member started with stack reports.
+func stackCIDRs(stack envtest.Stack) []networkingv1.ServiceCIDR {
+	return []networkingv1.ServiceCIDR{{ObjectMeta: metav1.ObjectMeta{Name: snapshot.DefaultServiceCIDR},
+		Spec: networkingv1.ServiceCIDRSpec{CIDRs: strings.Split(stack.ServiceCIDRs(), ",")}}}
 }
