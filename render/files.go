@@ -238,9 +238,15 @@ func Summary(r *Report) string {
 			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
 				mark = " (invalid)"
 				problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
-			} else if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-				mark = " (conflict)"
-				problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+			} else {
+				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
+					mark = " (conflict)"
+					problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+				}
+				if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
+					mark += " (not ready)"
+					problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+				}
 			}
 			exporters = append(exporters, e.Member+mark)
 		}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -155,6 +156,30 @@ func newRouted(e *export) *routed {
 	}
 	r.path = parsePathRule(r, ann)
 	return r
+}
+
+// gatewayNotReady turns a valid export's Ready condition False for a
+// problem of its gateway route: the export still reaches the members that
+// do not go through the gateway, and the message names the ones that do.
+func gatewayNotReady(conds []Condition, r *routed, unreached []string) []Condition {
+	why, _ := findCondition(r.invalid, "Valid")
+	who := "no member reaches it through the gateway now"
+	if len(unreached) > 0 {
+		sorted := slices.Clone(unreached)
+		sort.Strings(sorted)
+		who = "members " + strings.Join(sorted, ", ") + " reach it only through the gateway and do not get it"
+		if len(sorted) == 1 {
+			who = "member " + sorted[0] + " reaches it only through the gateway and does not get it"
+		}
+	}
+	out := slices.Clone(conds)
+	for i, c := range out {
+		if c.Type == "Ready" {
+			out[i] = Condition{Type: "Ready", Status: "False", Reason: why.Reason,
+				Message: fmt.Sprintf("member %s's gateway cannot carry this export: %s; %s; the others import it (%s)", r.e.m.name, why.Message, who, c.Message)}
+		}
+	}
+	return out
 }
 
 func (r *routed) fail(reason, msg string) {

@@ -123,7 +123,7 @@ func TestTCPListenerPortsStayPutWhenOtherExportsComeAndGo(t *testing.T) {
 	assert.Equal(t, int32(30001), allocationsOf(kept, "g")["db/c:5432"])
 }
 
-func TestExhaustedRangeLeavesTheWholeExportOut(t *testing.T) {
+func TestExhaustedRangeLeavesTheWholeExportOutOfTheGateway(t *testing.T) {
 	cfg := gatewaySet(2, "g", "c")
 	g := &snapshot.Snapshot{Member: "g"}
 	exportService(t, g, "db", "a-big", "2026-01-01T00:00:00Z", true, tcpPort("one", 1), tcpPort("two", 2), tcpPort("three", 3))
@@ -133,14 +133,61 @@ func TestExhaustedRangeLeavesTheWholeExportOut(t *testing.T) {
 
 	assert.Equal(t, map[string]int32{"db/b-small:5432": 30000}, allocationsOf(out, "g"), "the big export's partial allocation is rolled back")
 	big := exportOf(t, serviceReport(t, out, "db", "a-big"), "g")
-	valid, _ := big.Condition("Valid")
-	assert.Equal(t, ReasonPortRangeExhausted, valid.Reason)
-	assert.Contains(t, valid.Message, "30000-30001")
+	ready, _ := big.Condition("Ready")
+	assert.Equal(t, "False", ready.Status)
+	assert.Equal(t, ReasonPortRangeExhausted, ready.Reason)
+	assert.Contains(t, ready.Message, "30000-30001")
 	for _, o := range objectsOfKind(out, "g", "TCPRoute") {
-		assert.NotContains(t, o.Path, "a-big", "nothing of the invalid export is rendered")
+		assert.NotContains(t, o.Path, "a-big", "nothing of the export is rendered on the gateway")
 	}
 	assert.Len(t, objectsOfKind(out, "g", "TCPRoute"), 1)
-	assert.Empty(t, serviceReport(t, out, "db", "a-big").ImportedBy, "an export whose only exporter is invalid is imported nowhere")
+	assert.Equal(t, []string{"g"}, importers(t, out, "db", "a-big"), "only the exporter itself has endpoints of it")
+}
+
+// A gateway problem stays local: it removes the export only for members
+// that reach it through that gateway. A flat consumer of a flat exporter
+// (which has a gateway for others) and the exporter itself still import it,
+// and the export's status names the members that do not.
+func TestGatewayProblemsStayLocal(t *testing.T) {
+	cfg := clusterSetOf("x", "f", "gw")
+	cfg.Spec.Members[0].Gateway = &v1alpha1.Gateway{Host: "192.0.2.1", Port: 80, Namespace: "gw", Name: "east-west",
+		TCPPorts: &v1alpha1.PortRange{From: 30000, To: 30001}}
+	cfg.Spec.Members[2].Mode = v1alpha1.ModeGateway
+	cfg.Spec.Members[2].Gateway = &v1alpha1.Gateway{Host: "192.0.2.3", Port: 80, Namespace: "gw", Name: "east-west"}
+	x := &snapshot.Snapshot{Member: "x"}
+	exportService(t, x, "db", "big", "2026-01-01T00:00:00Z", true, tcpPort("one", 1), tcpPort("two", 2), tcpPort("three", 3))
+	f := &snapshot.Snapshot{Member: "f", Namespaces: []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "db"}}}}
+	gw := &snapshot.Snapshot{Member: "gw", Namespaces: []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "db"}}}}
+	out, err := Render(cfg, []*snapshot.Snapshot{x, f, gw}, nil)
+	require.NoError(t, err)
+
+	assert.ElementsMatch(t, []string{"f", "x"}, importers(t, out, "db", "big"), "flat members and the exporter keep its endpoints")
+	rep := serviceReport(t, out, "db", "big")
+	e := exportOf(t, rep, "x")
+	valid, _ := e.Condition("Valid")
+	assert.Equal(t, "True", valid.Status, "the export itself is fine")
+	ready, _ := e.Condition("Ready")
+	assert.Equal(t, "False", ready.Status)
+	assert.Equal(t, ReasonPortRangeExhausted, ready.Reason)
+	assert.Contains(t, ready.Message, "gw", "names the member that cannot reach it")
+	assert.NotContains(t, ready.Message, "f,", "not the flat member")
+	assert.Contains(t, rep.ImportedBy, "gw", "gw still gets the ServiceImport")
+}
+
+// importers lists the members whose derived Service for ns/name gets
+// endpoint slices.
+func importers(t *testing.T, out *Output, ns, name string) []string {
+	t.Helper()
+	var got []string
+	for _, m := range out.Members {
+		for _, o := range m.Objects {
+			if sl, ok := o.Object.(*discoveryv1.EndpointSlice); ok && sl.Namespace == ns && sl.Labels[discoveryv1.LabelServiceName] == DerivedServiceName(ns, name) {
+				got = append(got, m.Name)
+				break
+			}
+		}
+	}
+	return got
 }
 
 func TestPathClaimGoesToTheOlderExportWhateverTheNamespaceOrder(t *testing.T) {
@@ -155,11 +202,11 @@ func TestPathClaimGoesToTheOlderExportWhateverTheNamespaceOrder(t *testing.T) {
 	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c"}}, nil)
 	require.NoError(t, err)
 
-	newer, _ := exportOf(t, serviceReport(t, out, "aaa", "newer"), "g").Condition("Valid")
+	newer, _ := exportOf(t, serviceReport(t, out, "aaa", "newer"), "g").Condition("Ready")
 	assert.Equal(t, "False", newer.Status)
 	assert.Equal(t, ReasonPathConflict, newer.Reason)
 	assert.Contains(t, newer.Message, "zzz/older")
-	older, _ := exportOf(t, serviceReport(t, out, "zzz", "older"), "g").Condition("Valid")
+	older, _ := exportOf(t, serviceReport(t, out, "zzz", "older"), "g").Condition("Ready")
 	assert.Equal(t, "True", older.Status)
 	for _, o := range objectsOfKind(out, "g", "HTTPRoute") {
 		assert.Equal(t, "zzz", o.Object.(*gatewayv1.HTTPRoute).Namespace)
@@ -173,7 +220,7 @@ func TestRewriteNeedsAPrefixMatch(t *testing.T) {
 	g.ServiceExports[0].Annotations = map[string]string{PathAnnotation: "/site", PathTypeAnnotation: "Exact", RewritePrefixAnnotation: "/"}
 	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c"}}, nil)
 	require.NoError(t, err)
-	valid, _ := exportOf(t, serviceReport(t, out, "web", "site"), "g").Condition("Valid")
+	valid, _ := exportOf(t, serviceReport(t, out, "web", "site"), "g").Condition("Ready")
 	assert.Equal(t, ReasonUnsupportedRewrite, valid.Reason)
 	assert.Empty(t, objectsOfKind(out, "g", "HTTPRoute"))
 	assert.Empty(t, objectsOfKind(out, "c", "EndpointSlice"))
@@ -242,9 +289,9 @@ func TestSameExtraHostnameOnOneGatewayIsAHostnameConflict(t *testing.T) {
 	out, err := Render(cfg, []*snapshot.Snapshot{g, h, {Member: "c"}}, nil)
 	require.NoError(t, err)
 	rep := serviceReport(t, out, "shop", "new")
-	lost, _ := exportOf(t, rep, "g").Condition("Valid")
+	lost, _ := exportOf(t, rep, "g").Condition("Ready")
 	assert.Equal(t, ReasonHostnameConflict, lost.Reason)
 	assert.Contains(t, lost.Message, "hostname shop.example.com with path PathPrefix / on gateway gw/east-west of member g is already claimed by the older export shop/old")
-	kept, _ := exportOf(t, rep, "h").Condition("Valid")
+	kept, _ := exportOf(t, rep, "h").Condition("Ready")
 	assert.Equal(t, "True", kept.Status)
 }

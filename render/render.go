@@ -81,13 +81,12 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 			case e.svc.Spec.Type == "ExternalName":
 				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonInvalidServiceType,
 					"Service is of type ExternalName, which KEP-1645 does not export")
-			case plan.routes[e] != nil && plan.routes[e].invalid != nil:
-				invalid[e] = plan.routes[e].invalid
 			default:
 				valid = append(valid, e)
 			}
 		}
 		var mg *merged
+		var unreached map[*export][]string
 		if len(valid) > 0 {
 			mg = merge(valid)
 			rep.Type = string(mg.importType)
@@ -96,7 +95,9 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 			for _, e := range valid {
 				contributors = append(contributors, e.m.clusterID)
 				rep.Endpoints[e.m.name] += e.ready
-				if r := plan.routes[e]; r != nil {
+				// An export its gateway cannot carry stays valid for the
+				// members that reach it directly; see svc.endpoints.
+				if r := plan.routes[e]; r != nil && r.invalid == nil {
 					i := index[e.m]
 					objs[i] = append(objs[i], r.exportObjects()...)
 				}
@@ -157,11 +158,15 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 				}
 			}
 			rep.Warnings = sv.sortedWarnings()
+			unreached = sv.unreached
 		}
 		for _, e := range exports {
 			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
 			if er.Conditions == nil {
 				er.Conditions = mg.conditions(e, len(rep.ImportedBy))
+				if r := plan.routes[e]; r != nil && r.invalid != nil {
+					er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
+				}
 			}
 			rep.Exports = append(rep.Exports, er)
 		}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,9 @@ type svc struct {
 	pods     map[*export][]podSlice
 	plan     *gatewayPlan
 	warnings map[string]bool
+	// unreached lists, per export its gateway cannot carry, the members
+	// that reach it only through that gateway and so do without it.
+	unreached map[*export][]string
 }
 
 // podSlice is one exporter slice as mirrored into importers.
@@ -36,7 +40,8 @@ type podSlice struct {
 
 func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *svc {
 	s := &svc{ns: ns, name: name, derived: DerivedServiceName(ns, name), dir: ns + "/" + name + "/", mg: mg,
-		portNames: map[string]bool{}, routed: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{}}
+		portNames: map[string]bool{}, routed: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{},
+		unreached: map[*export][]string{}}
 	for _, p := range mg.ports {
 		s.portNames[p.Name] = true
 	}
@@ -110,6 +115,11 @@ func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bo
 	}
 	r := s.plan.routes[e]
 	switch {
+	case r != nil && r.invalid != nil:
+		if !slices.Contains(s.unreached[e], c.name) {
+			s.unreached[e] = append(s.unreached[e], c.name)
+		}
+		return nil
 	case r == nil:
 		s.warn("member %s reaches member %s only through a gateway, and %s has none: it gets none of %s's endpoints (set spec.members[].gateway for %s)",
 			c.name, e.m.name, e.m.name, e.m.name, e.m.name)
