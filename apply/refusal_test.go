@@ -4,9 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,52 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
-
-// denyService installs a ValidatingAdmissionPolicy that refuses the
-// Service ns/name, and waits until the apiserver enforces it.
-func denyService(h *harness, c client.Client, ns, name string) {
-	t := h.t
-	ctx := t.Context()
-	deny := admissionv1.Deny
-	policy := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "deny-" + name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
-				},
-			}}},
-			Validations: []admissionv1.Validation{{
-				Expression: "object.metadata.name != '" + name + "'",
-				Message:    "tenant quota: no more Services in " + ns,
-			}},
-		},
-	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "deny-" + name},
-		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy.Name, ValidationActions: []admissionv1.ValidationAction{deny}},
-	}
-	for _, o := range []client.Object{policy, binding} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		if err != nil && strings.Contains(err.Error(), "tenant quota") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the admission policy is not enforced after 30s (last answer: %v)", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // testRefusedObject: one member refuses one rendered object (an admission
 // policy denies a derived Service). Every other import in that member is
@@ -76,7 +30,10 @@ func testRefusedObject(h *harness) {
 	}
 	cs := s.Config.Metadata.Name
 	denied := render.DerivedServiceName("shop", "catalog")
-	denyService(h, c1, "shop", denied)
+	allow, err := envtest.DenyService(ctx, c1, "shop", denied, "tenant quota: no more Services in shop")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, name := range []string{"cart", "catalog", "checkout"} {
 		export := &unstructured.Unstructured{}
@@ -131,11 +88,8 @@ func testRefusedObject(h *harness) {
 	}
 
 	// Clean up for the next subtest: remove the policy, unexport.
-	for _, o := range []client.Object{&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "deny-" + denied}},
-		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "deny-" + denied}}} {
-		if err := c1.Delete(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+	if err := allow(ctx); err != nil {
+		t.Fatal(err)
 	}
 	mustOK(t, ApplyAll(context.WithoutCancel(ctx), []*Applier{h.applier(0, cs, "cluster-a"), h.applier(1, cs, "cluster-b")}, map[string][]byte{
 		"clusters/cluster-a/kustomization.yaml": []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),

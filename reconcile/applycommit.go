@@ -54,15 +54,26 @@ func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash) ([]*apply.Res
 			failed = append(failed, fmt.Sprintf("%s: connect: %v", m.Name, m.Err))
 		}
 	}
-	for _, r := range results {
-		if r.Err != nil {
-			failed = append(failed, fmt.Sprintf("%s: apply: %v", r.Member, r.Err))
-		}
-	}
+	failed = append(failed, applyProblems(results)...)
 	if len(failed) > 0 {
 		return results, &PartialError{Failed: failed}
 	}
 	return results, nil
+}
+
+// applyProblems lists the members whose apply failed and the objects a
+// member did not take (refused by its apiserver, or a collision).
+func applyProblems(results []*apply.Result) []string {
+	var out []string
+	for _, r := range results {
+		if r.Err != nil {
+			out = append(out, fmt.Sprintf("%s: apply: %v", r.Member, r.Err))
+		}
+		for _, rf := range r.Refused {
+			out = append(out, fmt.Sprintf("%s: not applied: %s", r.Member, rf))
+		}
+	}
+	return out
 }
 
 func (l *Loop) observeApply(results []*apply.Result) {
@@ -76,6 +87,7 @@ func (l *Loop) observeApply(results []*apply.Result) {
 		c.WithLabelValues(r.Member, "unchanged").Add(float64(len(r.Unchanged)))
 		c.WithLabelValues(r.Member, "deleted").Add(float64(len(r.Deleted)))
 		c.WithLabelValues(r.Member, "skipped").Add(float64(len(r.Skipped)))
+		c.WithLabelValues(r.Member, "refused").Add(float64(len(r.Refused)))
 		if r.Err != nil {
 			c.WithLabelValues(r.Member, "failed").Inc()
 		}

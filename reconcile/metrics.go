@@ -47,7 +47,7 @@ func NewMetrics() *Metrics {
 		}),
 		ApplyResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcs_gitops_apply_objects_total",
-			Help: "Objects handled by apply, by member and action: created, configured, unchanged, deleted, skipped, failed.",
+			Help: "Objects handled by apply, by member and action: created, configured, unchanged, deleted, skipped, refused (by the member, or a collision), failed.",
 		}, []string{"member", "action"}),
 		MemberReachable: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mcs_gitops_member_reachable",

@@ -43,14 +43,7 @@ func (o *Outcome) FailedMembers() []string {
 			}
 		}
 	}
-	for _, a := range o.Applied {
-		if a.Err != nil {
-			out = append(out, fmt.Sprintf("%s: apply: %v", a.Member, a.Err))
-		}
-		for _, r := range a.Refused {
-			out = append(out, fmt.Sprintf("%s: not applied: %s", a.Member, r))
-		}
-	}
+	out = append(out, applyProblems(o.Applied)...)
 	sort.Strings(out)
 	return out
 }
