@@ -11,8 +11,9 @@ import (
 )
 
 const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
-member could not be read or applied (named on stderr; the others are done);
-2 invalid config, flags or input; 3 the repository could not be cloned,
+member could not be read or applied, refused an object, or holds an object
+that does not load (each named on stderr; everything else is done); 2
+invalid config, flags or input; 3 the repository could not be cloned,
 committed to or pushed (nothing was applied).`
 
 func newSyncCommand() *cobra.Command {
@@ -30,7 +31,11 @@ then server-side-applies that commit to every member it could read and writes
 export and import status back.
 
 A member that cannot be read keeps its last committed snapshot, so its
-exports stay imported elsewhere (see spec.sync.staleAfter).
+exports stay imported elsewhere (see spec.sync.staleAfter). One object never
+stops the others: a live object that does not load is left out and its
+export reported Valid=False (Unloadable); a rendered object a member refuses
+is left out of that member only, and reported on the export's Ready
+condition.
 
 ` + loopExitCodes,
 		Example: `  # one cycle against the repository in ./platform-mcs
@@ -92,7 +97,11 @@ func printOutcome(w io.Writer, out *reconcile.Outcome) {
 			fmt.Fprintf(w, "%-20s apply failed: %v\n", a.Member, a.Err)
 			continue
 		}
-		fmt.Fprintf(w, "%-20s created %d, configured %d, unchanged %d, deleted %d, skipped %d\n", a.Member,
+		fmt.Fprintf(w, "%-20s created %d, configured %d, unchanged %d, deleted %d, skipped %d", a.Member,
 			len(a.Created), len(a.Configured), len(a.Unchanged), len(a.Deleted), len(a.Skipped))
+		if len(a.Refused) > 0 {
+			fmt.Fprintf(w, ", not applied %d", len(a.Refused))
+		}
+		fmt.Fprintln(w)
 	}
 }
