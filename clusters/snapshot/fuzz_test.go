@@ -56,6 +56,8 @@ func FuzzParseSnapshot(f *testing.F) {
 		"apiVersion: mcs-gitops.io/v1alpha1\nkind: GlobalTrafficPolicy\nmetadata: {name: web, namespace: shop}\nspec:\n  lbType: ActiveActive\n  targets:\n  - {clusterKey: //default/b, weight: 2}\n  - {clusterKey: r/z/default/c}\nstatus: {clusters: [b]}",
 		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: mcs-gitops.io/v1alpha1\n  kind: GlobalTrafficPolicy\n  metadata: {name: web, namespace: shop}\n  spec: {lbType: FailOver}\n" +
 			"- apiVersion: mcs-gitops.io/v1alpha1\n  kind: GlobalTrafficPolicy\n  metadata: {name: api, namespace: shop, deletionTimestamp: \"2026-10-01T00:00:00Z\"}\n  spec: {lbType: Locality, targets: [{clusterKey: //default/a, weight: -1}]}",
+		"apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [\"fd00::/112\", 10.96.0.0/16]}",
+		"apiVersion: mcs-gitops.io/v1alpha1\nkind: RejectedObject\nmetadata: {name: web-abc, namespace: shop}\nspec: {kind: EndpointSlice, service: web, message: \"ports[0].name: x\"}",
 	} {
 		f.Add([]byte(s))
 	}
