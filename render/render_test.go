@@ -556,3 +556,17 @@ func TestReservedExportedKeysAreReported(t *testing.T) {
 	}
 	assert.Contains(t, rep.Warnings[0], "export of a")
 }
+
+// A hand-written snapshot's Service may set no ipFamilies: that export
+// neither wins nor conflicts on families, and the import takes the oldest
+// export that sets them.
+func TestExportWithoutIPFamiliesDoesNotConflictOnThem(t *testing.T) {
+	a := exporterSnapshot(t, "a", "2026-09-01T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) { s.Spec.IPFamilies = nil })
+	b := exporterSnapshot(t, "b", "2026-09-02T10:00:00Z", func(s *corev1.Service, _ *mcsv1alpha1.ServiceExport) {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
+	})
+	out, rep := cartReport(t, clusterSetOf("a", "b"), a, b)
+	assert.Equal(t, "False", conflictOf(t, rep, "a").Status)
+	assert.Equal(t, "False", conflictOf(t, rep, "b").Status)
+	assert.Equal(t, []corev1.IPFamily{corev1.IPv6Protocol}, serviceImportIn(t, out, "a").Spec.IPFamilies, "b is the oldest export that sets families")
+}

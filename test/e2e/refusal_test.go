@@ -84,3 +84,37 @@ func conditionOf(se *mcsv1alpha1.ServiceExport, typ string) metav1.Condition {
 	}
 	return metav1.Condition{}
 }
+
+// TestUnloadableObjectIsReportedNotFatal: a tenant's ServiceExport that the
+// apiserver accepted but no ServiceImport could carry (an exportedLabels
+// key that is not a label key) costs that export only: the cycle commits
+// and applies everything else, exits as a member problem naming the
+// object and field, and the export says why on its status.
+func TestUnloadableObjectIsReportedNotFatal(t *testing.T) {
+	w := newWorld(t, 2, "")
+	ctx := context.Background()
+	c1, c2 := w.member("cluster-1"), w.member("cluster-2")
+	export(t, c1, "shop", "cart", 80, "10.1.0.10")
+	export(t, c1, "shop", "odd", 80, "10.1.0.11")
+	se := &mcsv1alpha1.ServiceExport{}
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "odd"}, se))
+	se.Spec.ExportedLabels = map[string]string{"team/a/b": "x"}
+	require.NoError(t, c1.Client.Update(ctx, se))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "shop"))
+
+	out, err := w.loop.Sync(ctx)
+	var partial *reconcile.PartialError
+	require.True(t, errors.As(err, &partial), "an object that does not load is a member problem: %v", err)
+	require.True(t, out.Committed)
+	require.Len(t, partial.Failed, 1)
+	assert.Contains(t, partial.Failed[0], "cluster-1: cannot load ServiceExport shop/odd")
+	assert.Contains(t, partial.Failed[0], `spec.exportedLabels["team/a/b"]`)
+	assert.True(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "cart"), "the rest is imported")
+	assert.False(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "odd"))
+
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "odd"}, se))
+	valid := conditionOf(se, "Valid")
+	assert.Equal(t, "False", string(valid.Status))
+	assert.Equal(t, "Unloadable", valid.Reason)
+	assert.Contains(t, valid.Message, "team/a/b")
+}
