@@ -17,7 +17,7 @@ func TestIPFamiliesComeFromServiceCIDRs(t *testing.T) {
 		name, input string
 		want        []corev1.IPFamily
 	}{
-		{"none: unknown", "", nil},
+		{"none: unknown", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", nil},
 		{"IPv4 only", sc("kubernetes", "[10.96.0.0/16]"), []corev1.IPFamily{v4}},
 		{"IPv6 only", sc("kubernetes", "[\"fd00:10:96::/112\"]"), []corev1.IPFamily{v6}},
 		{"dual-stack, IPv6 primary", sc("kubernetes", "[\"fd00:10:96::/112\", 10.96.0.0/16]"), []corev1.IPFamily{v6, v4}},

@@ -71,6 +71,12 @@ func Parse(member, file string, data []byte) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	if p.objects == 0 {
+		// An empty file would read as "this member exports nothing" and
+		// withdraw its imports everywhere; a real member always has
+		// Namespaces.
+		return nil, p.errorf(0, "", "holds no Kubernetes object; a member's snapshot lists at least its Namespaces (an empty one would withdraw every export of %s)", member)
+	}
 	p.s.sort()
 	return p.s, nil
 }
@@ -80,6 +86,10 @@ type parser struct {
 	s    *Snapshot
 	// seen maps kind/namespace/name to the line of its first document.
 	seen map[string]int
+	// objects counts the objects read, of any kind.
+	objects int
+	// inList is set while the items of a List are read.
+	inList bool
 }
 
 func (p *parser) errorf(line int, obj, format string, args ...any) error {
@@ -112,12 +122,21 @@ func (p *parser) object(line int, js []byte) error {
 	if tm.Kind == "" || tm.APIVersion == "" {
 		return p.errorf(line, "", "object has no apiVersion or kind")
 	}
+	p.objects++
 	group, _, _ := strings.Cut(tm.APIVersion, "/")
 	if !strings.Contains(tm.APIVersion, "/") {
 		group = ""
 	}
 	switch {
 	case group == "" && tm.Kind == "List":
+		// kubectl never nests Lists, and decoding nested ones re-reads
+		// every inner level: quadratic in time and memory.
+		if p.inList {
+			return p.errorf(line, tm.Kind, "a List inside a List is not supported")
+		}
+		p.inList = true
+		defer func() { p.inList = false }()
+		p.objects-- // the List itself is not an object of the snapshot
 		var l list
 		if err := json.Unmarshal(js, &l); err != nil {
 			return p.errorf(line, tm.Kind, "items: %v", err)
@@ -256,8 +275,14 @@ type document struct {
 	body []byte
 }
 
-// splitDocuments splits multi-document YAML on "---" lines, remembering where
-// each document starts so errors can point at it.
+// splitDocuments splits a YAML stream into its documents, remembering the
+// line each starts on so errors can point at it. It follows the YAML 1.2
+// markers rather than decoding the stream twice: a line starting with "---"
+// followed by a blank or the line's end begins a document, and whatever
+// follows the marker on that line ("--- {a: b}") belongs to it ("--- #
+// note" is only a comment); a line starting with "..." so followed ends the
+// current one. TestSplitDocumentsAgreesWithYAMLv3 and its fuzz target check
+// the documents found against go.yaml.in/yaml/v3's decoder.
 func splitDocuments(data []byte) []document {
 	var docs []document
 	start, startLine, line := 0, 1, 1
@@ -270,9 +295,18 @@ func splitDocuments(data []byte) []document {
 			next = lineEnd + 1
 		}
 		l := data[i:lineEnd]
-		if bytes.HasPrefix(l, []byte("---")) && len(bytes.TrimSpace(l[3:])) == 0 {
+		switch {
+		case isMarker(l, "---"):
 			docs = append(docs, document{line: startLine, body: data[start:i]})
-			start, startLine = next, line+1
+			rest := bytes.TrimSpace(l[3:])
+			if len(rest) == 0 || rest[0] == '#' {
+				start, startLine = min(next, len(data)), line+1
+			} else {
+				start, startLine = i+3, line
+			}
+		case isMarker(l, "..."):
+			docs = append(docs, document{line: startLine, body: data[start:i]})
+			start, startLine = min(next, len(data)), line+1
 		}
 		i = next
 		line++
@@ -281,4 +315,13 @@ func splitDocuments(data []byte) []document {
 		docs = append(docs, document{line: startLine, body: data[start:]})
 	}
 	return docs
+}
+
+// isMarker reports whether line starts with the document marker m followed
+// by a blank or nothing, as YAML requires.
+func isMarker(line []byte, m string) bool {
+	if !bytes.HasPrefix(line, []byte(m)) {
+		return false
+	}
+	return len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r'
 }

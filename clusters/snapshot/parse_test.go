@@ -157,6 +157,12 @@ func TestParseErrorsNameFileLineAndObject(t *testing.T) {
 			[]string{"discovery.k8s.io/v1beta1 is not supported"}},
 		{"export without creationTimestamp", "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: web, namespace: shop}\n",
 			[]string{"in.yaml:5:", "ServiceExport shop/web", "metadata.creationTimestamp is required"}},
+		{"empty file", "", []string{"in.yaml", "holds no Kubernetes object"}},
+		{"comments only", "# nothing\n---\n# here\n", []string{"holds no Kubernetes object"}},
+		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n", []string{"holds no Kubernetes object"}},
+		{"nested List", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items: []\n", []string{"in.yaml:1:", "a List inside a List"}},
+		{"invalid slice name", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: Bad_Name, namespace: shop}\naddressType: IPv4\n",
+			[]string{"EndpointSlice shop/Bad_Name", "metadata.name"}},
 		{"slice port name used twice", "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: shop}\naddressType: IPv4\nports:\n- {name: a, port: 1}\n- {name: a, port: 2}\n",
 			[]string{"EndpointSlice shop/s", `ports[1].name "a" is used twice`}},
 		{"two cluster IDs", "apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: a}\n---\napiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: b}\n",
@@ -211,6 +217,13 @@ func TestLoadDir(t *testing.T) {
 	write("a.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n")
 	write("b.yaml", "")
 
+	// An empty snapshot would withdraw every export of b: refused, naming it.
+	_, err := LoadDir(dir, []string{"a", "b"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "b.yaml")
+	assert.Contains(t, err.Error(), "holds no Kubernetes object")
+
+	write("b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n")
 	snaps, err := LoadDir(dir, []string{"a", "b"})
 	require.NoError(t, err)
 	require.Len(t, snaps, 2)
@@ -222,7 +235,7 @@ func TestLoadDir(t *testing.T) {
 	assert.Contains(t, err.Error(), `member "c"`)
 	assert.Contains(t, err.Error(), "c.yaml is missing")
 
-	write("stray.yaml", "")
+	write("stray.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
 	_, err = LoadDir(dir, []string{"a", "b"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no member "stray"`)

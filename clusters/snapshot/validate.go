@@ -70,6 +70,9 @@ func validateObject(kind string, o named, namespaced bool) error {
 	case *networkingv1.ServiceCIDR:
 		errs = append(errs, validateServiceCIDR(obj)...)
 	case *discoveryv1.EndpointSlice:
+		if msgs := validation.IsDNS1123Subdomain(obj.Name); obj.Name != "" && len(msgs) > 0 {
+			bad("metadata.name: %s", strings.Join(msgs, "; "))
+		}
 		errs = append(errs, validateSlice(obj)...)
 	}
 	return errors.Join(errs...)
