@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -81,6 +83,22 @@ func Parse(member, file string, data []byte) (*Snapshot, error) {
 	return p.s, nil
 }
 
+// yamlLine is how the YAML decoder names a line, counted from the start of
+// the document it was given.
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// absoluteLines rewrites the decoder's document-relative line numbers to
+// lines of the file, for a document that starts at line start.
+func absoluteLines(msg string, start int) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("line %d", n+start-1)
+	})
+}
+
 type parser struct {
 	file string
 	s    *Snapshot
@@ -102,7 +120,7 @@ func (p *parser) document(line int, body []byte) error {
 	}
 	js, err := yaml.YAMLToJSON(body)
 	if err != nil {
-		return p.errorf(line, "", "not valid YAML: %v", err)
+		return p.errorf(line, "", "not valid YAML: %s", absoluteLines(err.Error(), line))
 	}
 	return p.object(line, js)
 }

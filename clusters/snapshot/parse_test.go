@@ -157,6 +157,10 @@ func TestParseErrorsNameFileLineAndObject(t *testing.T) {
 			[]string{"discovery.k8s.io/v1beta1 is not supported"}},
 		{"export without creationTimestamp", "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: web, namespace: shop}\n",
 			[]string{"in.yaml:5:", "ServiceExport shop/web", "metadata.creationTimestamp is required"}},
+		// The decoder counts lines from the document's start; the error
+		// must give the file's line.
+		{"syntax error in a later document", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: [\n",
+			[]string{"in.yaml:5:", "line 7"}},
 		{"empty file", "", []string{"in.yaml", "holds no Kubernetes object"}},
 		{"comments only", "# nothing\n---\n# here\n", []string{"holds no Kubernetes object"}},
 		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n", []string{"holds no Kubernetes object"}},
