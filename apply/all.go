@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -36,6 +37,9 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 	}
 	each(func(i int, t *Applier) {
 		objs, err := Build(files, t.Member)
+		if errors.Is(err, ErrNoMemberDir) && t.AllowEmpty {
+			objs, err = nil, nil
+		}
 		if err != nil {
 			results[i] = &Result{Member: t.Member, Err: err}
 			t.log().Error("build failed; nothing applied", "error", err)

@@ -31,6 +31,9 @@ type Applier struct {
 	// Memory, when set, carries what was applied from one Apply to the
 	// next so unchanged objects cost no API calls; nil applies everything.
 	Memory *Memory
+	// AllowEmpty lets ApplyAll apply a commit without a directory for this
+	// member, which prunes everything applied there before.
+	AllowEmpty bool
 }
 
 // New returns an Applier for one member of a ClusterSet.

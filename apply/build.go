@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -20,13 +21,20 @@ var kustomizeMu sync.Mutex
 
 const kustomizationFile = "kustomization.yaml"
 
+// ErrNoMemberDir means the commit has no directory for a member: the
+// initial commit, another branch, a repository that is not a rendered one.
+// Applying it would prune every import mcs-gitops made there, so it is
+// refused unless the Applier allows it (apply --ref --allow-empty).
+var ErrNoMemberDir = errors.New("applying it would prune every object mcs-gitops applied in that member; pass --allow-empty to do so")
+
 // Build runs `kustomize build clusters/<member>/` over the files of one
 // commit (keys relative to the repository sub-path, e.g.
 // "clusters/cluster-1/kustomization.yaml") held in memory, never the
 // worktree. Before building, the member's kustomization.yaml may only list
 // files of the member directory, and every other YAML file there must hold
-// allow-listed kinds; the output is checked again. A member without a
-// directory has nothing to import: the result is empty, not an error.
+// allow-listed kinds; the output is checked again. A commit without the
+// member's directory is ErrNoMemberDir: a rendered commit always has one,
+// even when the member imports nothing.
 func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured, error) {
 	if member == "" || strings.ContainsAny(member, "/\\") || member == "." || member == ".." {
 		return nil, fmt.Errorf("member %q: not a valid directory name", member)
@@ -39,7 +47,7 @@ func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured
 		}
 	}
 	if len(own) == 0 {
-		return nil, nil
+		return nil, fmt.Errorf("member %q: the commit has no %s: %w", member, dir, ErrNoMemberDir)
 	}
 
 	kust, ok := own[kustomizationFile]

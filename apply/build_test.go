@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"errors"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -52,11 +53,13 @@ func TestBuildEveryScenario(t *testing.T) {
 	}
 }
 
-func TestBuildMissingMemberIsEmpty(t *testing.T) {
+// A rendered commit always has every member's directory; one without it
+// (the initial commit, another branch) would prune everything.
+func TestBuildRefusesACommitWithoutTheMembersDirectory(t *testing.T) {
 	_, files := scenarioFiles(t, "single-export")
 	objs, err := Build(files, "cluster-z")
-	if err != nil || len(objs) != 0 {
-		t.Fatalf("Build of a member without a directory = %d objects, %v; want none, nil", len(objs), err)
+	if !errors.Is(err, ErrNoMemberDir) || len(objs) != 0 || !strings.Contains(err.Error(), "clusters/cluster-z/") {
+		t.Fatalf("Build of a member without a directory = %d objects, %v; want ErrNoMemberDir naming the directory", len(objs), err)
 	}
 }
 

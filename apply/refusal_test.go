@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -103,5 +104,40 @@ func testRefusedObject(h *harness) {
 		if err := c0.Delete(ctx, u); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// testNoMemberDirectory: a commit without the member's directory (the
+// initial commit, a wrong branch) prunes nothing and fails that member,
+// unless the applier allows it, as apply --ref --allow-empty does.
+func testNoMemberDirectory(h *harness) {
+	t := h.t
+	ctx := t.Context()
+	c0 := h.clusters[0].Client
+	s, files := scenarioFiles(t, "single-export")
+	cs := s.Config.Metadata.Name
+	a := h.applier(0, cs, "cluster-a")
+	mustOK(t, ApplyAll(ctx, []*Applier{a}, files, nil)...)
+	if h.absent(c0, siV1alpha1, "shop", "cart") {
+		t.Fatal("the import was not applied")
+	}
+	statusOnly := map[string][]byte{}
+	for p, b := range files {
+		if strings.HasPrefix(p, "status/") {
+			statusOnly[p] = b
+		}
+	}
+	rs := ApplyAll(ctx, []*Applier{a}, statusOnly, nil)
+	if !errors.Is(rs[0].Err, ErrNoMemberDir) || len(rs[0].Deleted) != 0 {
+		t.Fatalf("apply of a commit without clusters/cluster-a = %v, deleted %v; want ErrNoMemberDir and nothing deleted", rs[0].Err, rs[0].Deleted)
+	}
+	if h.absent(c0, siV1alpha1, "shop", "cart") {
+		t.Fatal("the import was pruned")
+	}
+	a.AllowEmpty = true
+	rs = ApplyAll(ctx, []*Applier{a}, statusOnly, nil)
+	mustOK(t, rs...)
+	if !slices.Contains(rs[0].Deleted, "ServiceImport/shop/cart") || !h.absent(c0, siV1alpha1, "shop", "cart") {
+		t.Errorf("with AllowEmpty the imports are pruned: deleted %v", rs[0].Deleted)
 	}
 }

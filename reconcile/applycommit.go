@@ -12,7 +12,7 @@ import (
 
 // applyCommit applies commit to the members in only (all members when
 // only is nil), each independently and in parallel.
-func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[string]bool) ([]*apply.Result, error) {
+func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[string]bool, allowEmpty bool) ([]*apply.Result, error) {
 	files, err := l.Repo.Files(commit, render.ClustersDir, render.StatusDir)
 	if err != nil {
 		return nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
@@ -30,6 +30,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 			continue
 		}
 		a := apply.New(m.Client, l.Config.Metadata.Name, m.Name, l.log())
+		a.AllowEmpty = allowEmpty
 		if only != nil {
 			// A sync cycle; apply --ref (only == nil) always applies in full.
 			a.Memory = l.memory(m.Name)
@@ -42,9 +43,12 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 }
 
 // ApplyRef applies what commit holds to every member, the apply --ref
-// command: nothing is read from the clusters and nothing is committed.
-func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash) ([]*apply.Result, error) {
-	results, err := l.applyCommit(ctx, commit, nil)
+// command: nothing is read from the clusters and nothing is committed. A
+// member the commit has no directory for fails with apply.ErrNoMemberDir
+// and is left alone, unless allowEmpty: then everything applied there is
+// pruned.
+func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash, allowEmpty bool) ([]*apply.Result, error) {
+	results, err := l.applyCommit(ctx, commit, nil, allowEmpty)
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 	l.observeReport(last.report)
 
-	out.Applied, err = l.applyCommit(ctx, hash, readable(out.Collected))
+	out.Applied, err = l.applyCommit(ctx, hash, readable(out.Collected), false)
 	if err != nil {
 		l.finish(out, start, "error")
 		return out, err

@@ -11,6 +11,7 @@ import (
 func newApplyCommand() *cobra.Command {
 	var f loopFlags
 	var ref string
+	var allowEmpty bool
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply what a commit of the rendered repository holds to every member",
@@ -19,6 +20,11 @@ and writes the status recorded in that commit's status/ back, without reading
 exports or committing anything. Use it to roll back (apply an older commit) or
 to apply a commit reviewed in a pull request. Objects this tool applied before
 and the commit no longer holds are pruned; nothing else is touched.
+
+A commit without clusters/<member>/ for a configured member (the initial
+commit, another branch, a repository that is not a rendered one) would prune
+every import there: that member is refused and left alone unless
+--allow-empty is given, and then every object deleted is printed.
 
 ` + loopExitCodes,
 		Example: `  # re-apply the current HEAD
@@ -36,12 +42,18 @@ and the commit no longer holds are pruned; nothing else is touched.
 			if err != nil {
 				return &exitError{2, fmt.Errorf("--ref %s: %w", ref, err)}
 			}
-			results, err := loop.ApplyRef(cmd.Context(), hash)
+			results, err := loop.ApplyRef(cmd.Context(), hash, allowEmpty)
 			printOutcome(cmd.OutOrStdout(), &reconcile.Outcome{Applied: results})
+			for _, r := range results {
+				for _, d := range r.Deleted {
+					fmt.Fprintf(cmd.OutOrStdout(), "%-20s deleted %s\n", r.Member, d)
+				}
+			}
 			return loopExit(err)
 		},
 	}
 	f.register(cmd, true)
 	cmd.Flags().StringVar(&ref, "ref", "HEAD", "commit, branch or tag to apply")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "apply even where the commit has no directory for a member, pruning everything mcs-gitops applied there")
 	return cmd
 }

@@ -65,7 +65,7 @@ func TestOneRefusedObjectDoesNotStopTheMember(t *testing.T) {
 	assert.False(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "cart"), "cart's import is pruned in cluster-2")
 
 	head, _ := w.remoteHead()
-	results, err := w.loop.ApplyRef(ctx, plumbing.NewHash(head))
+	results, err := w.loop.ApplyRef(ctx, plumbing.NewHash(head), false)
 	require.True(t, errors.As(err, &partial), "apply --ref reports the refusal: %v", err)
 	assert.True(t, strings.Contains(partial.Error(), why), partial.Error())
 	require.Len(t, results, 2)
