@@ -86,14 +86,15 @@ var credentialKeys = map[string]bool{
 
 const credentialAdvice = "looks like a credential; clusterset.yaml is committed to Git, so reference a kubeconfig file (kubeconfig.path) or a Secret (kubeconfig.secretRef) instead"
 
-// looksLikeCredential reports whether a scalar value is key material or a
-// kubeconfig pasted inline.
+// looksLikeCredential reports whether a scalar value is key material, a
+// token (alone or as a URL's user) or a kubeconfig pasted inline.
 func looksLikeCredential(v string) bool {
 	return strings.Contains(v, "-----BEGIN") ||
 		strings.Contains(v, "client-key-data") ||
 		strings.Contains(v, "client-certificate-data") ||
 		strings.Contains(v, "token:") ||
-		(strings.Contains(v, "clusters:") && strings.Contains(v, "users:"))
+		(strings.Contains(v, "clusters:") && strings.Contains(v, "users:")) ||
+		tokenShaped(v) || urlUserIsToken(v)
 }
 
 // checkNode walks the YAML tree against the Go type, so every unknown field,

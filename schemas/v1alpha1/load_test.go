@@ -122,6 +122,39 @@ func TestParseRefusesInlineCredentialsWithoutEchoingThem(t *testing.T) {
 	}
 }
 
+// A token pasted where a name, a path or a URL's user goes is refused
+// without being repeated: forges accept a token as the URL's user part, and
+// a token pasted into kubeconfig.path would be committed like any value.
+func TestParseRefusesTokensInAnyFieldWithoutEchoingThem(t *testing.T) {
+	const ghToken = "ghp_Zq4x7Lk2Wm9Rt3Vb8Nc1Yd6Hf5Gj0Ps2Qa7E"
+	const jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJl"
+	withGit := func(url string) string {
+		return validConfig + "  git:\n    url: " + url + "\n"
+	}
+	cases := map[string]struct{ cfg, secret string }{
+		"token as the Git URL's user":     {withGit("https://" + ghToken + "@git.example.com/platform/mcs.git"), ghToken},
+		"JWT as the Git URL's user":       {withGit("https://" + jwt + "@git.example.com/platform/mcs.git"), jwt},
+		"token pasted as kubeconfig.path": {strings.Replace(validConfig, "path: /etc/mcs-gitops/east.yaml", "path: "+ghToken, 1), ghToken},
+		"JWT as a context name":           {strings.Replace(validConfig, "context: east-admin", "context: "+jwt, 1), jwt},
+		"opaque token as a Secret name":   {strings.Replace(validConfig, "name: west-kubeconfig", "name: Xk9pQ2mR7vT4wL8nB3cZ6yH1jF5gD0sA", 1), "Xk9pQ2mR7vT4wL8nB3cZ6yH1jF5gD0sA"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("cs.yaml", []byte(c.cfg))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "credential")
+			assert.NotContains(t, err.Error(), c.secret)
+			assert.NotContains(t, err.Error(), c.secret[:12], "not even in part")
+		})
+	}
+	// Plain user names in a URL, and names and paths, are fine.
+	for _, url := range []string{"https://git@git.example.com/p/mcs.git", "https://oauth2@gitlab.example.com/p/mcs.git",
+		"ssh://git@github.com/org/mcs.git", "https://x-access-token@github.com/org/mcs.git", "/srv/git/mcs.git"} {
+		_, err := Parse("cs.yaml", []byte(withGit(url)))
+		require.NoError(t, err, url)
+	}
+}
+
 func TestLoadFileNamesMissingFile(t *testing.T) {
 	_, err := LoadFile(filepath.Join(t.TempDir(), "nope.yaml"))
 	require.Error(t, err)
