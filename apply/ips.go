@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,7 +93,7 @@ func orderByFamily(ips, families []string) []string {
 	return out
 }
 
-func managedBy(u *unstructured.Unstructured, manager string) bool {
+func managedBy(u metav1.Object, manager string) bool {
 	for _, mf := range u.GetManagedFields() {
 		if mf.Manager == manager {
 			return true

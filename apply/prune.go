@@ -12,10 +12,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// prune deletes the objects this applier owns (all three owner labels
-// match) that are not in the desired set, in every namespace, for every
-// allow-listed kind but Namespace. Nothing without the owner labels is ever
-// listed, so nothing else is ever deleted. A kind whose API the member does
+// prune deletes the objects this applier owns that are not in the desired
+// set, in every namespace, for every allow-listed kind but Namespace. An
+// object is owned when all three owner labels match and its managed fields
+// show that mcs-gitops wrote it: labels alone can be copied, and a user who
+// copies them from a rendered object must not lose theirs. Nothing without
+// the owner labels is ever listed, so nothing else is ever deleted. A kind whose API the member does
 // not serve (Gateway API routes before they are installed) has nothing to
 // prune.
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
@@ -49,8 +51,13 @@ func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Resul
 			if keep[k] || !a.owns(item.Labels) || item.DeletionTimestamp != nil {
 				continue
 			}
-			item.SetGroupVersionKind(mapping.GroupVersionKind)
 			id := gk.Kind + "/" + item.Namespace + "/" + item.Name
+			if !managedBy(item, FieldManager) {
+				a.log().Warn("not pruning an object with our owner labels that mcs-gitops did not write (labels copied?)", "object", id)
+				res.Skipped = append(res.Skipped, id)
+				continue
+			}
+			item.SetGroupVersionKind(mapping.GroupVersionKind)
 			// The UID precondition makes sure the object deleted is the
 			// one listed, not one recreated under the same name since.
 			err := a.Client.Delete(ctx, item,

@@ -53,7 +53,7 @@ func testRefusedObject(h *harness) {
 	oldCart := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: render.DerivedServiceName("shop", "cart"), Namespace: "shop", Labels: owner},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "old", Port: 1}}}}
 	for _, o := range []client.Object{stale, oldCart} {
-		if err := c1.Create(ctx, o); err != nil {
+		if err := c1.Create(ctx, o, client.FieldOwner(FieldManager)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,5 +139,32 @@ func testNoMemberDirectory(h *harness) {
 	mustOK(t, rs...)
 	if !slices.Contains(rs[0].Deleted, "ServiceImport/shop/cart") || !h.absent(c0, siV1alpha1, "shop", "cart") {
 		t.Errorf("with AllowEmpty the imports are pruned: deleted %v", rs[0].Deleted)
+	}
+}
+
+// testCopiedLabels: a user's object that carries the owner labels, copied
+// from a rendered one, but was not written by mcs-gitops is never pruned.
+func testCopiedLabels(h *harness) {
+	t := h.t
+	ctx := t.Context()
+	c0 := h.clusters[0].Client
+	owner := map[string]string{LabelManagedBy: ManagedByValue, LabelClusterSet: "shop", LabelMember: "cluster-a"}
+	users := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "users-copy", Namespace: "shop", Labels: owner},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if err := c0.Create(ctx, users, client.FieldOwner("kubectl-create")); err != nil {
+		t.Fatal(err)
+	}
+	rs := ApplyAll(ctx, []*Applier{h.applier(0, "shop", "cluster-a")}, map[string][]byte{
+		"clusters/cluster-a/kustomization.yaml": []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
+	}, nil)
+	mustOK(t, rs...)
+	if slices.Contains(rs[0].Deleted, "Service/shop/users-copy") || h.absent(c0, serviceGVK, "shop", "users-copy") {
+		t.Fatalf("the user's Service with copied labels was pruned: deleted %v", rs[0].Deleted)
+	}
+	if !slices.Contains(rs[0].Skipped, "Service/shop/users-copy") {
+		t.Errorf("skipped %v, want the user's Service reported", rs[0].Skipped)
+	}
+	if err := c0.Delete(ctx, users); err != nil {
+		t.Fatal(err)
 	}
 }
