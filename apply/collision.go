@@ -24,9 +24,11 @@ func keyOf(u *unstructured.Unstructured) objKey {
 }
 
 // checkCollisions returns the objects that may be applied. An existing
-// object without this applier's owner labels belongs to someone else (a
-// user, another tool, another ClusterSet or member): it is reported as a
-// collision and skipped, never overwritten. An existing Namespace is simply
+// object without this applier's owner labels, or with them but never
+// written by field manager mcs-gitops (labels copied from a rendered
+// object), belongs to someone else (a user, another tool, another
+// ClusterSet or member): it is reported as a collision and skipped, never
+// overwritten. An existing Namespace is simply
 // left alone: rendered Namespaces are created only when missing.
 func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
 	const (
@@ -47,7 +49,9 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 			return fmt.Errorf("reading %s: %w", describe(d.obj), err)
 		case keyOf(d.obj).GroupKind == namespaceGK:
 			verdict[i] = skip
-		case a.owns(existing.GetLabels()):
+		case a.owns(existing.GetLabels()) && managedBy(existing, FieldManager):
+			// Labels alone can be copied from a rendered object; only what
+			// mcs-gitops wrote is its to overwrite.
 			verdict[i] = apply
 		default:
 			verdict[i] = collide

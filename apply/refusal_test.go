@@ -164,6 +164,21 @@ func testCopiedLabels(h *harness) {
 	if !slices.Contains(rs[0].Skipped, "Service/shop/users-copy") {
 		t.Errorf("skipped %v, want the user's Service reported", rs[0].Skipped)
 	}
+	// Nor is it overwritten when a commit renders an object of that name.
+	rendered := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "users-copy", "namespace": "shop"},
+		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(8080)}}}}}
+	r, err := h.applier(0, "shop", "cluster-a").Apply(ctx, []*unstructured.Unstructured{rendered}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.Collisions, "Service/shop/users-copy") {
+		t.Errorf("collisions %v, want the user's Service with copied labels", r.Collisions)
+	}
+	got := &corev1.Service{}
+	if err := c0.Get(ctx, client.ObjectKeyFromObject(users), got); err != nil || got.Spec.Ports[0].Port != 80 {
+		t.Errorf("the user's Service was overwritten: %v %v", err, got.Spec.Ports)
+	}
 	if err := c0.Delete(ctx, users); err != nil {
 		t.Fatal(err)
 	}
