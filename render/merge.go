@@ -65,7 +65,8 @@ type merged struct {
 	conflicts  map[*export][]conflict
 	importType mcsv1alpha1.ServiceImportType
 	// families are the import's IP families: those of the oldest export
-	// whose Service sets any; nil when none does.
+	// whose Service sets any (the ipFamilies rule is optional, so this is
+	// also its winner); nil when none does.
 	families []corev1.IPFamily
 }
 
@@ -166,6 +167,12 @@ func merge(valid []*export) *merged {
 		m.mergePorts(e)
 	}
 	m.portSetConflicts()
+	for _, e := range valid {
+		if len(e.svc.Spec.IPFamilies) > 0 {
+			m.families = e.svc.Spec.IPFamilies
+			break
+		}
+	}
 	for _, rule := range scalarRules {
 		owner := m.winner
 		want := rule.get(owner)
@@ -176,9 +183,6 @@ func merge(valid []*export) *merged {
 					break
 				}
 			}
-		}
-		if rule.reason == mcsv1alpha1.ServiceExportReasonIPFamilyConflict && want != nil {
-			m.families = want.([]corev1.IPFamily)
 		}
 		var losers, agree []*export
 		oldest := "this export is the oldest and wins"

@@ -30,6 +30,8 @@ type svc struct {
 	// unreached lists, per export its gateway cannot carry, the members
 	// that reach it only through that gateway and so do without it.
 	unreached map[*export][]string
+	// familySets caches families: endpoints asks once per source.
+	familySets map[*member]map[discoveryv1.AddressType]bool
 }
 
 // podSlice is one exporter slice as mirrored into importers.
@@ -41,7 +43,7 @@ type podSlice struct {
 func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *svc {
 	s := &svc{ns: ns, name: name, derived: DerivedServiceName(ns, name), dir: ns + "/" + name + "/", mg: mg,
 		portNames: map[string]bool{}, routed: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{},
-		unreached: map[*export][]string{}}
+		unreached: map[*export][]string{}, familySets: map[*member]map[discoveryv1.AddressType]bool{}}
 	for _, p := range mg.ports {
 		s.portNames[p.Name] = true
 	}
@@ -93,12 +95,12 @@ func (s *svc) sortedWarnings() []string {
 // the data path is flat, else e's gateway.
 func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bool) []Object {
 	ports = intersect(ports, s.routed[e])
-	families := s.families(c)
 	if len(s.portNames) > 0 && len(ports) == 0 {
 		// None of the import's ports reaches this source; a slice without
 		// ports would say nothing a client can use.
 		return nil
 	}
+	families := s.families(c)
 	if !throughGateway(c, e.m) {
 		pods := s.pods[e]
 		if target != s.derived {
@@ -142,14 +144,17 @@ func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bo
 // families are the address families consumer c's derived Service has;
 // slices of another family would never be used. nil means any.
 func (s *svc) families(c *member) map[discoveryv1.AddressType]bool {
-	fams, _ := c.servedFamilies(s.mg.families)
-	if len(fams) == 0 {
-		return nil
+	if out, ok := s.familySets[c]; ok {
+		return out
 	}
-	out := map[discoveryv1.AddressType]bool{}
-	for _, f := range fams {
-		out[discoveryv1.AddressType(f)] = true
+	var out map[discoveryv1.AddressType]bool
+	if fams, _ := c.servedFamilies(s.mg.families); len(fams) > 0 {
+		out = map[discoveryv1.AddressType]bool{}
+		for _, f := range fams {
+			out[discoveryv1.AddressType(f)] = true
+		}
 	}
+	s.familySets[c] = out
 	return out
 }
 
