@@ -28,8 +28,8 @@ func keyOf(u *unstructured.Unstructured) objKey {
 // written by field manager mcs-gitops (labels copied from a rendered
 // object), belongs to someone else (a user, another tool, another
 // ClusterSet or member): it is reported as a collision and skipped, never
-// overwritten. An existing Namespace is simply
-// left alone: rendered Namespaces are created only when missing.
+// overwritten. An existing Namespace is simply left alone: rendered
+// Namespaces are created only when missing.
 func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
 	const (
 		apply = iota + 1
@@ -71,7 +71,7 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		case collide:
 			res.Collisions = append(res.Collisions, describe(d.obj))
 			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj),
-				Message: "a user's object already has this name and no mcs-gitops owner labels; it was left alone"})
+				Message: "an object mcs-gitops did not write (no owner labels, or labels copied) already has this name; it was left alone"})
 		}
 	}
 	return out, nil

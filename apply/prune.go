@@ -17,9 +17,9 @@ import (
 // object is owned when all three owner labels match and its managed fields
 // show that mcs-gitops wrote it: labels alone can be copied, and a user who
 // copies them from a rendered object must not lose theirs. Nothing without
-// the owner labels is ever listed, so nothing else is ever deleted. A kind whose API the member does
-// not serve (Gateway API routes before they are installed) has nothing to
-// prune.
+// the owner labels is ever listed, so nothing else is ever deleted. A kind
+// whose API the member does not serve (Gateway API routes before they are
+// installed) has nothing to prune.
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {

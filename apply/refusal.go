@@ -46,25 +46,25 @@ func serviceOf(u *unstructured.Unstructured) string {
 // prune and status write of the member from happening. It returns the keys
 // of the objects that were refused.
 func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, objs []desiredObject, opts ssa.ApplyOptions, res *Result) map[objKey]bool {
-	ordered := make([]desiredObject, 0, len(objs))
-	for _, first := range []bool{true, false} {
-		for _, d := range objs {
-			if (keyOf(d.obj).GroupKind == namespaceGK) == first {
-				ordered = append(ordered, d)
-			}
+	var namespaces, rest []desiredObject
+	for _, d := range objs {
+		if keyOf(d.obj).GroupKind == namespaceGK {
+			namespaces = append(namespaces, d)
+		} else {
+			rest = append(rest, d)
 		}
 	}
+	ordered := append(namespaces, rest...)
 	entries := make([]*ssa.ChangeSetEntry, len(ordered))
 	errs := make([]error, len(ordered))
-	// Namespaces before the objects inside them; then the rest in parallel.
-	nsCount := 0
-	for nsCount < len(ordered) && keyOf(ordered[nsCount].obj).GroupKind == namespaceGK {
-		entries[nsCount], errs[nsCount] = rm.Apply(ctx, ordered[nsCount].obj, opts)
-		nsCount++
+	// Namespaces first, one by one, before the objects inside them; then
+	// the rest in parallel.
+	for i, d := range namespaces {
+		entries[i], errs[i] = rm.Apply(ctx, d.obj, opts)
 	}
-	rest := ordered[nsCount:]
+	n := len(namespaces)
 	forEach(ctx, len(rest), func(ctx context.Context, i int) error {
-		entries[nsCount+i], errs[nsCount+i] = rm.Apply(ctx, rest[i].obj, opts)
+		entries[n+i], errs[n+i] = rm.Apply(ctx, rest[i].obj, opts)
 		return nil
 	})
 	refused := map[objKey]bool{}
