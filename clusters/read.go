@@ -274,12 +274,11 @@ func (m *Member) readServiceCIDRs(ctx context.Context) ([]networkingv1.ServiceCI
 	}
 	var out []networkingv1.ServiceCIDR
 	for _, sc := range list.Items {
-		sc.TypeMeta = metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "ServiceCIDR"}
 		if err := snapshot.Validate(&sc); err != nil {
 			slog.Warn("ignoring a ServiceCIDR that cannot be loaded", "member", m.Name, "object", sc.Name, "error", err)
 			continue
 		}
-		out = append(out, networkingv1.ServiceCIDR{TypeMeta: sc.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: sc.Name}, Spec: sc.Spec})
+		out = append(out, snapshot.NormalizeServiceCIDR(sc))
 	}
 	return out, nil
 }

@@ -73,8 +73,9 @@ func validateServiceCIDR(sc *networkingv1.ServiceCIDR) []error {
 	return errs
 }
 
-// normalizeServiceCIDR keeps the name and the ranges.
-func normalizeServiceCIDR(sc networkingv1.ServiceCIDR) networkingv1.ServiceCIDR {
+// NormalizeServiceCIDR keeps the name and the ranges, the form
+// Snapshot.ServiceCIDRs holds whether collected or parsed.
+func NormalizeServiceCIDR(sc networkingv1.ServiceCIDR) networkingv1.ServiceCIDR {
 	return networkingv1.ServiceCIDR{
 		TypeMeta:   metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "ServiceCIDR"},
 		ObjectMeta: metav1.ObjectMeta{Name: sc.Name},

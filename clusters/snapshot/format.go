@@ -55,7 +55,7 @@ func Format(s *Snapshot) ([]byte, error) {
 		}
 	}
 	for _, sc := range c.ServiceCIDRs {
-		out := normalizeServiceCIDR(sc)
+		out := NormalizeServiceCIDR(sc)
 		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("ServiceCIDR %s: %w", sc.Name, err)
 		}

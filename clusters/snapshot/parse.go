@@ -180,7 +180,7 @@ func (p *parser) object(line int, js []byte) error {
 			return err
 		}
 		last := &p.s.ServiceCIDRs[len(p.s.ServiceCIDRs)-1]
-		*last = normalizeServiceCIDR(*last)
+		*last = NormalizeServiceCIDR(*last)
 		return nil
 	case group == discoveryv1.GroupName && tm.Kind == "EndpointSlice":
 		if tm.APIVersion != discoveryv1.SchemeGroupVersion.String() {
