@@ -235,17 +235,18 @@ func Summary(r *Report) string {
 		var exporters []string
 		for _, e := range s.Exports {
 			mark := ""
-			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
-				mark = " (invalid)"
+			problem := func(c Condition, m string) {
+				mark += m
 				problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+			}
+			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
+				problem(c, " (invalid)")
 			} else {
 				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-					mark = " (conflict)"
-					problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+					problem(c, " (conflict)")
 				}
 				if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
-					mark += " (not ready)"
-					problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
+					problem(c, " (not ready)")
 				}
 			}
 			exporters = append(exporters, e.Member+mark)
