@@ -2,8 +2,11 @@
 //
 // On disk: WriteTree makes the managed roots (clusters/, status/, inputs/,
 // clusterset.yaml) hold exactly what was rendered, rewriting only files
-// whose bytes differ and removing stale ones; DiffTree shows what the next
-// write would change.
+// whose bytes differ and removing stale ones, all or nothing (a failed
+// write is undone and reported as an *IOError); DiffTree shows what the
+// next write would change. Neither reads or writes through a symbolic link
+// or a special file under the roots: those are deleted and reported in
+// Changes.Unsafe. A commit is read back without its links.
 //
 // In Git, with go-git (no git binary needed except by go-git's own file://
 // transport):

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // headCache remembers the path -> blob hash map of one commit under one
@@ -48,7 +49,7 @@ func (r *Repo) headBlobs(head plumbing.Hash, roots []string) (map[string]plumbin
 	}
 	have := map[string]plumbing.Hash{}
 	for _, root := range roots {
-		err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash) error {
+		err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash, _ filemode.FileMode) error {
 			have[name] = h
 			return nil
 		})

@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
 )
 
 // headDiff is what files change relative to the HEAD commit, decided by
@@ -81,6 +83,13 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 	head, err := r.Head()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
+	}
+	if r.opts.Path != "" {
+		// The sub-path comes from the config, but the repository's content
+		// could have turned it into a link out of the worktree.
+		if err := nofollow.CheckParents(r.root, r.opts.Path+"/x"); err != nil {
+			return head, false, fmt.Errorf("path %s in the repository: %w", r.opts.Path, err)
+		}
 	}
 	if _, err := WriteTree(r.Dir(), files, roots); err != nil {
 		return head, false, fmt.Errorf("writing the rendered tree into %s: %w", r.Dir(), err)

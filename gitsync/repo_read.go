@@ -34,7 +34,8 @@ func (r *Repo) Head() (plumbing.Hash, error) {
 }
 
 // ReadFile returns a file of commit ref; name is relative to Options.Path.
-// A missing file (or a zero ref) gives an error matching fs.ErrNotExist.
+// A missing file, a symbolic link or a zero ref gives an error matching
+// fs.ErrNotExist.
 func (r *Repo) ReadFile(ref plumbing.Hash, name string) ([]byte, error) {
 	notExist := &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	if ref.IsZero() {
@@ -50,6 +51,9 @@ func (r *Repo) ReadFile(ref plumbing.Hash, name string) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", name, ref, err)
+	}
+	if f.Mode == filemode.Symlink {
+		return nil, notExist
 	}
 	s, err := f.Contents()
 	if err != nil {
@@ -77,7 +81,12 @@ func (r *Repo) Files(ref plumbing.Hash, prefixes ...string) (map[string][]byte, 
 	}
 	for _, p := range prefixes {
 		p = strings.Trim(path.Clean("/"+p), "/")
-		err := r.walk(tree, r.repoPath(p), func(name string, hash plumbing.Hash) error {
+		err := r.walk(tree, r.repoPath(p), func(name string, hash plumbing.Hash, mode filemode.FileMode) error {
+			if mode == filemode.Symlink {
+				// A link's blob is its target's name, not content; the
+				// renderer never commits one, and the next commit drops it.
+				return nil
+			}
 			blob, err := object.GetBlob(r.repo.Storer, hash)
 			if err != nil {
 				return err
@@ -108,9 +117,10 @@ func (r *Repo) commitTree(ref plumbing.Hash) (*object.Tree, error) {
 	return t, nil
 }
 
-// walk calls fn for every regular file at or under repo path p of tree,
-// with its name relative to Options.Path. A missing p is no error.
-func (r *Repo) walk(root *object.Tree, p string, fn func(name string, hash plumbing.Hash) error) error {
+// walk calls fn for every file (regular, executable or symbolic link) at or
+// under repo path p of tree, with its name relative to Options.Path. A
+// missing p is no error.
+func (r *Repo) walk(root *object.Tree, p string, fn func(name string, hash plumbing.Hash, mode filemode.FileMode) error) error {
 	rel := func(full string) string {
 		if r.opts.Path == "" {
 			return full
@@ -118,7 +128,7 @@ func (r *Repo) walk(root *object.Tree, p string, fn func(name string, hash plumb
 		return strings.TrimPrefix(strings.TrimPrefix(full, r.opts.Path), "/")
 	}
 	if p == "" || p == "." {
-		return walkTree(r, root, "", func(full string, h plumbing.Hash) error { return fn(rel(full), h) })
+		return walkTree(r, root, "", func(full string, h plumbing.Hash, m filemode.FileMode) error { return fn(rel(full), h, m) })
 	}
 	e, err := root.FindEntry(p)
 	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrFileNotFound) {
@@ -129,7 +139,7 @@ func (r *Repo) walk(root *object.Tree, p string, fn func(name string, hash plumb
 	}
 	if e.Mode != filemode.Dir {
 		if e.Mode.IsFile() {
-			return fn(rel(p), e.Hash)
+			return fn(rel(p), e.Hash, e.Mode)
 		}
 		return nil
 	}
@@ -137,11 +147,11 @@ func (r *Repo) walk(root *object.Tree, p string, fn func(name string, hash plumb
 	if err != nil {
 		return err
 	}
-	return walkTree(r, sub, p, func(full string, h plumbing.Hash) error { return fn(rel(full), h) })
+	return walkTree(r, sub, p, func(full string, h plumbing.Hash, m filemode.FileMode) error { return fn(rel(full), h, m) })
 }
 
-// walkTree visits the regular files of t recursively; prefix is t's path.
-func walkTree(r *Repo, t *object.Tree, prefix string, fn func(full string, hash plumbing.Hash) error) error {
+// walkTree visits the files of t recursively; prefix is t's path.
+func walkTree(r *Repo, t *object.Tree, prefix string, fn func(full string, hash plumbing.Hash, mode filemode.FileMode) error) error {
 	for _, e := range t.Entries {
 		full := e.Name
 		if prefix != "" {
@@ -157,7 +167,7 @@ func walkTree(r *Repo, t *object.Tree, prefix string, fn func(full string, hash 
 				return err
 			}
 		case e.Mode.IsFile():
-			if err := fn(full, e.Hash); err != nil {
+			if err := fn(full, e.Hash, e.Mode); err != nil {
 				return err
 			}
 		}

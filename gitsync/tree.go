@@ -13,33 +13,89 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
 )
 
 // Changes lists the files a write touched, slash-separated and sorted.
 type Changes struct {
 	Written []string
 	Removed []string
+	// Unsafe are entries under the roots that were symbolic links, named
+	// pipes, sockets or devices. None is ever read or written through:
+	// WriteTree deletes each (the link, never its target) and DiffTree
+	// shows it as a removal. Each is also in Written or Removed.
+	Unsafe []string
 }
 
 // Empty reports whether nothing changed.
 func (c *Changes) Empty() bool { return len(c.Written) == 0 && len(c.Removed) == 0 }
 
+// IOError is a failure to read or write the tree on disk (a full disk,
+// permissions), as opposed to bad input. WriteTree returns one only after
+// undoing what it had staged, so the tree is as it was.
+type IOError struct{ Err error }
+
+func (e *IOError) Error() string { return e.Err.Error() }
+func (e *IOError) Unwrap() error { return e.Err }
+
+// treePlan is what a write would do to dir.
+type treePlan struct {
+	Changes
+	missing map[string]bool // rendered paths with no regular file on disk
+	blocked []string        // existing entries where a rendered path needs a directory
+}
+
 // plan compares the rendered files with what dir holds under roots. Reading
-// 80k small files dominates, so it fans out over a few goroutines.
-func plan(dir string, files map[string][]byte, roots []string) (*Changes, map[string]bool, error) {
+// 80k small files dominates, so it fans out over a few goroutines. No
+// entry under a root is followed: the walk lists symbolic links and special
+// files as unsafe, and a rendered path below one is read as missing.
+func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		if !underRoots(p, roots) {
-			return nil, nil, fmt.Errorf("rendered file %s is outside the managed directories %v", p, roots)
+			return nil, fmt.Errorf("rendered file %s is outside the managed directories %v", p, roots)
 		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	existing, unsafe, err := listFiles(dir, roots)
+	if err != nil {
+		return nil, &IOError{err}
+	}
+	notDir := map[string]bool{} // entries that cannot be a parent directory
+	for _, p := range existing {
+		notDir[p] = true
+	}
+	for _, p := range unsafe {
+		notDir[p] = true
+	}
+	pl := &treePlan{missing: map[string]bool{}}
+	blocked := map[string]bool{}
+	below := func(p string) bool { // some parent of p is not a directory
+		for d := parentOf(p); d != ""; d = parentOf(d) {
+			if notDir[d] {
+				blocked[d] = true
+				return true
+			}
+		}
+		return false
+	}
+	unsafeSet := map[string]bool{}
+	for _, p := range unsafe {
+		unsafeSet[p] = true
+	}
 	// Per path: 0 identical, 1 differs, 2 missing.
 	state := make([]uint8, len(paths))
-	err := forEach(len(paths), func(i int) error {
-		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(paths[i])))
+	for i, p := range paths {
+		if unsafeSet[p] || below(p) {
+			state[i] = 2
+		}
+	}
+	err = forEach(len(paths), func(i int) error {
+		if state[i] != 0 {
+			return nil
+		}
+		have, err := nofollow.ReadFile(filepath.Join(dir, filepath.FromSlash(paths[i])))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			state[i] = 2
@@ -51,29 +107,42 @@ func plan(dir string, files map[string][]byte, roots []string) (*Changes, map[st
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, &IOError{err}
 	}
-	c := &Changes{}
-	missing := map[string]bool{}
 	for i, p := range paths {
 		if state[i] != 0 {
-			c.Written = append(c.Written, p)
+			pl.Written = append(pl.Written, p)
 		}
 		if state[i] == 2 {
-			missing[p] = true
+			pl.missing[p] = true
 		}
-	}
-	existing, err := listFiles(dir, roots)
-	if err != nil {
-		return nil, nil, err
 	}
 	for _, p := range existing {
 		if _, ok := files[p]; !ok {
-			c.Removed = append(c.Removed, p)
+			pl.Removed = append(pl.Removed, p)
 		}
 	}
-	sort.Strings(c.Removed)
-	return c, missing, nil
+	for _, p := range unsafe {
+		if _, ok := files[p]; !ok {
+			pl.Removed = append(pl.Removed, p)
+		}
+	}
+	sort.Strings(pl.Removed)
+	pl.Unsafe = unsafe
+	for p := range blocked {
+		pl.blocked = append(pl.blocked, p)
+	}
+	sort.Strings(pl.blocked)
+	return pl, nil
+}
+
+// parentOf is p's slash-separated parent, "" at the top.
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
 }
 
 // ioWorkers bounds the goroutines doing file I/O: small-file reads and
@@ -111,110 +180,6 @@ func forEach(n int, fn func(i int) error) error {
 	return first
 }
 
-// WriteTree makes the roots (e.g. clusters/, status/) under dir hold exactly
-// files: changed files are rewritten, identical ones left untouched (so
-// mtimes and Git stay quiet), files nobody rendered are removed along with
-// directories left empty. Anything outside roots is never touched.
-func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, error) {
-	c, missing, err := plan(dir, files, roots)
-	if err != nil {
-		return nil, err
-	}
-	// Directories first, once each, so the parallel writers never race on
-	// MkdirAll of a shared parent.
-	dirs := map[string]bool{}
-	for _, p := range c.Written {
-		if d := filepath.Dir(filepath.Join(dir, filepath.FromSlash(p))); !dirs[d] {
-			dirs[d] = true
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return nil, err
-			}
-		}
-	}
-	err = forEach(len(c.Written), func(i int) error {
-		p := c.Written[i]
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if missing[p] {
-			// A new file is written in place: if the process dies half way,
-			// the next render sees the bytes differ and rewrites it, and
-			// nothing commits or applies a tree that was not fully written.
-			return os.WriteFile(full, files[p], 0o644)
-		}
-		return writeAtomic(full, files[p])
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range c.Removed {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		removeEmptyParents(dir, filepath.Dir(full))
-	}
-	return c, nil
-}
-
-// writeAtomic replaces an existing file via rename so a crash never leaves
-// half a manifest where a whole one was, for Flux or Argo CD to apply.
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp-mcs-gitops"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-func removeEmptyParents(root, dir string) {
-	root = filepath.Clean(root)
-	for dir != root && strings.HasPrefix(dir, root) {
-		if err := os.Remove(dir); err != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
-// DiffTree returns a unified diff from what dir holds to files, empty when
-// the tree is current. Nothing is written.
-func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Changes, error) {
-	c, _, err := plan(dir, files, roots)
-	if err != nil {
-		return "", nil, err
-	}
-	var b strings.Builder
-	diff := func(p string, want []byte, exists bool) error {
-		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		from, to := "a/"+p, "b/"+p
-		if len(have) == 0 && err != nil {
-			from = "/dev/null"
-		}
-		if !exists {
-			to = "/dev/null"
-		}
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(want)),
-			FromFile: from, ToFile: to, Context: 3,
-		})
-		b.WriteString(text)
-		return err
-	}
-	for _, p := range c.Written {
-		if err := diff(p, files[p], true); err != nil {
-			return "", nil, err
-		}
-	}
-	for _, p := range c.Removed {
-		if err := diff(p, nil, false); err != nil {
-			return "", nil, err
-		}
-	}
-	return b.String(), c, nil
-}
-
 // underRoots reports whether p is one of roots (a root may name a single
 // file such as clusterset.yaml) or lies under one.
 func underRoots(p string, roots []string) bool {
@@ -226,14 +191,41 @@ func underRoots(p string, roots []string) bool {
 	return false
 }
 
-func listFiles(dir string, roots []string) ([]string, error) {
-	var out []string
+// listFiles walks the roots without following anything: regular files go
+// to files, and symbolic links (a root itself included) and special files
+// to unsafe; both sorted, slash-separated, relative to dir.
+func listFiles(dir string, roots []string) (files, unsafe []string, err error) {
+	seen := map[string]bool{}
 	for _, r := range roots {
-		base := filepath.Join(dir, r)
-		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) && path == base {
-				return filepath.SkipDir
+		// A root such as inputs/a.yaml has parents that must be real too.
+		if bad, err := linkedParent(dir, r); err != nil {
+			return nil, nil, err
+		} else if bad != "" {
+			if !seen[bad] {
+				seen[bad] = true
+				unsafe = append(unsafe, bad)
 			}
+			continue
+		}
+		base := filepath.Join(dir, r)
+		st, err := os.Lstat(base)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if !st.IsDir() {
+			if st.Mode().IsRegular() {
+				files = append(files, r)
+			} else {
+				unsafe = append(unsafe, r)
+			}
+			continue
+		}
+		// WalkDir follows only its root, which was just found to be a real
+		// directory; below it, a link is an entry like any other.
+		err = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -244,12 +236,42 @@ func listFiles(dir string, roots []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, filepath.ToSlash(rel))
+			if d.Type().IsRegular() {
+				files = append(files, filepath.ToSlash(rel))
+			} else {
+				unsafe = append(unsafe, filepath.ToSlash(rel))
+			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	sort.Strings(files)
+	sort.Strings(unsafe)
+	return files, unsafe, nil
+}
+
+// linkedParent returns the first parent of rel (slash-separated, under dir)
+// that exists but is not a real directory, or "".
+func linkedParent(dir, rel string) (string, error) {
+	var parents []string
+	for d := parentOf(rel); d != ""; d = parentOf(d) {
+		parents = append(parents, d)
+	}
+	// Top down: below a link, Lstat would already have followed it.
+	for i := len(parents) - 1; i >= 0; i-- {
+		d := parents[i]
+		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !st.IsDir() {
+			return d, nil
+		}
+	}
+	return "", nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
 )
 
 // FileName is where a member's snapshot lives inside an inputs directory.
@@ -28,7 +30,7 @@ func LoadDir(dir string, members []string) ([]*Snapshot, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".yaml") {
+		if !strings.HasSuffix(name, ".yaml") || e.IsDir() {
 			continue
 		}
 		if m := strings.TrimSuffix(name, ".yaml"); !known[m] {
@@ -38,7 +40,10 @@ func LoadDir(dir string, members []string) ([]*Snapshot, error) {
 	out := make([]*Snapshot, 0, len(members))
 	for _, m := range members {
 		path := filepath.Join(dir, FileName(m))
-		data, err := os.ReadFile(path)
+		// A committed link could read anything the job can (its
+		// environment, a mounted token) into a parse error; read only
+		// regular files.
+		data, err := nofollow.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("member %q: snapshot %s is missing", m, path)
 		}

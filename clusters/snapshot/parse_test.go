@@ -245,6 +245,21 @@ func TestLoadDir(t *testing.T) {
 	assert.Contains(t, err.Error(), `no member "stray"`)
 }
 
+// A snapshot that a pull request turned into a link to a secret must not be
+// read: its content would come back in a parse error, in CI's log.
+func TestLoadDirReadsNoLink(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "environ")
+	require.NoError(t, os.WriteFile(secret, []byte("AWS_SECRET_ACCESS_KEY=hunter2-secret\n"), 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"), 0o644))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "b.yaml")))
+	_, err := LoadDir(dir, []string{"a", "b"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `member "b"`)
+	assert.Contains(t, err.Error(), "b.yaml is a symbolic link")
+	assert.NotContains(t, err.Error(), "hunter2")
+}
+
 // A rejected object survives Format and Parse, so a commit's inputs/ still
 // say why an export was left out and render --check reproduces it.
 func TestRejectedObjectsRoundTrip(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -72,12 +72,18 @@ func newRenderCommand() *cobra.Command {
 applies the KEP-1645 rules, and writes clusters/<member>/ (a kustomization with
 one file per object) and status/ (export conditions, conflicts) under --out.
 Files are byte-for-byte deterministic; files no longer rendered are removed.
-Nothing outside clusters/ and status/ is touched.
+Nothing outside clusters/ and status/ is touched, and nothing is read or
+written through a symbolic link there: a link (or a named pipe, socket or
+device) under clusters/ or status/ is deleted and reported on stderr. The
+write is all or nothing: every changed file is staged beside its target and
+renamed into place only when all are written, so a full disk leaves --out as
+it was.
 
 With --check nothing is written: the command exits 1 and prints a unified diff
 when the committed output is stale, which is what CI runs on a pull request.
 
-Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
+Exit codes: 0 current/written, 1 stale (--check), 2 invalid input, 3 --out
+could not be read or written (disk full, permissions; nothing was changed).`,
 		Example: `  # render the repository in the current directory
   mcs-gitops render
 
@@ -97,8 +103,9 @@ Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
 			if check {
 				diff, changes, err := gitsync.DiffTree(out, files, roots)
 				if err != nil {
-					return err
+					return treeExit(out, err)
 				}
+				warnUnsafe(cmd, changes)
 				if changes.Empty() {
 					fmt.Fprintln(cmd.OutOrStdout(), "rendered output is current")
 					return nil
@@ -109,8 +116,9 @@ Exit codes: 0 current/written, 1 stale (--check), 2 invalid input.`,
 			}
 			changes, err := gitsync.WriteTree(out, files, roots)
 			if err != nil {
-				return err
+				return treeExit(out, err)
 			}
+			warnUnsafe(cmd, changes)
 			fmt.Fprintf(cmd.OutOrStdout(), "rendered %d member(s), %d service(s): %d file(s) written, %d removed\n",
 				len(result.Members), len(result.Report.Services), len(changes.Written), len(changes.Removed))
 			return nil
@@ -181,9 +189,27 @@ Exit codes: 0 valid, 2 invalid.`,
 	return cmd
 }
 
+// treeExit gives a failure to read or write --out its own exit code, 3, so
+// a full disk is not mistaken for bad input.
+func treeExit(out string, err error) error {
+	var ioErr *gitsync.IOError
+	if errors.As(err, &ioErr) {
+		return &exitError{3, fmt.Errorf("%s: %w", filepath.Clean(out), err)}
+	}
+	return err
+}
+
+// warnUnsafe names, on stderr, every link or special file found under the
+// managed directories: someone put it there, and it is being deleted.
+func warnUnsafe(cmd *cobra.Command, c *gitsync.Changes) {
+	for _, p := range c.Unsafe {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s is not a regular file (a symbolic link?); it was not followed and is replaced or deleted\n", p)
+	}
+}
+
 func readAllocations(repo string) (render.Allocations, error) {
 	file := filepath.Join(repo, filepath.FromSlash(render.GatewaysFile))
-	data, err := os.ReadFile(file)
+	data, err := nofollow.ReadUnder(repo, render.GatewaysFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

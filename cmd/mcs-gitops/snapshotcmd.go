@@ -26,7 +26,8 @@ committed or applied; render can then run offline on the result.
 A member that cannot be read is reported and its file left as it was.
 
 Exit codes: 0 every member written; 1 some member could not be read;
-2 invalid config or flags.`,
+2 invalid config or flags; 3 --out could not be written (nothing was
+changed).`,
 		Example: `  mcs-gitops snapshot --config clusterset.yaml --out .
   mcs-gitops render --config clusterset.yaml --inputs inputs/ --out .`,
 		Args: cobra.NoArgs,
@@ -54,8 +55,9 @@ Exit codes: 0 every member written; 1 some member could not be read;
 			}
 			changes, err := gitsync.WriteTree(out, files, roots)
 			if err != nil {
-				return err
+				return treeExit(out, err)
 			}
+			warnUnsafe(cmd, changes)
 			fmt.Fprintf(cmd.OutOrStdout(), "read %d of %d member(s): %d file(s) written\n",
 				len(roots), len(results), len(changes.Written))
 			if len(failed) > 0 {

@@ -1,0 +1,68 @@
+package gitsync
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
+)
+
+// DiffTree returns a unified diff from what dir holds to files, empty when
+// the tree is current. Nothing is written. A symbolic link or special file
+// under the roots is shown as a removal with a note, never read: the diff
+// of a pull request's tree is printed in CI logs.
+func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Changes, error) {
+	pl, err := plan(dir, files, roots)
+	if err != nil {
+		return "", nil, err
+	}
+	unsafe := map[string]bool{}
+	for _, p := range pl.Unsafe {
+		unsafe[p] = true
+	}
+	var b strings.Builder
+	diff := func(p string, want []byte, exists bool) error {
+		from, to := "a/"+p, "b/"+p
+		var have []byte
+		switch {
+		case unsafe[p]:
+			from = "a/" + p + " (not a regular file; not read, will be deleted)"
+		case pl.missing[p]:
+			from = "/dev/null"
+		default:
+			have, err = nofollow.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			if errors.Is(err, fs.ErrNotExist) {
+				from = "/dev/null"
+			} else if err != nil {
+				return &IOError{err}
+			}
+		}
+		if !exists {
+			to = "/dev/null"
+		}
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(want)),
+			FromFile: from, ToFile: to, Context: 3,
+		})
+		if text == "" && unsafe[p] {
+			text = "--- " + from + "\n+++ " + to + "\n"
+		}
+		b.WriteString(text)
+		return err
+	}
+	for _, p := range pl.Written {
+		if err := diff(p, files[p], true); err != nil {
+			return "", nil, err
+		}
+	}
+	for _, p := range pl.Removed {
+		if err := diff(p, nil, false); err != nil {
+			return "", nil, err
+		}
+	}
+	return b.String(), &pl.Changes, nil
+}

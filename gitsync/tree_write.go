@@ -1,0 +1,158 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// stagedSuffix marks a file written but not yet renamed into place. One
+// left by a killed process is stale to the next plan and removed.
+const stagedSuffix = ".tmp-mcs-gitops"
+
+// WriteTree makes the roots (e.g. clusters/, status/) under dir hold exactly
+// files: changed files are rewritten, identical ones left untouched (so
+// mtimes and Git stay quiet), files nobody rendered are removed along with
+// directories left empty. Anything outside roots is never touched.
+//
+// It is all or nothing as far as a disk allows: every changed file is first
+// written beside its target and only when all of them are written are they
+// renamed into place, so a full disk leaves the tree as it was (the staged
+// files and directories this run created are removed) and returns an
+// *IOError. Symbolic links and special files under the roots are deleted
+// first, never written through.
+func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, error) {
+	pl, err := plan(dir, files, roots)
+	if err != nil {
+		return nil, err
+	}
+	gone := map[string]bool{}
+	for _, p := range append(append([]string{}, pl.Unsafe...), pl.blocked...) {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, &IOError{fmt.Errorf("remove %s: %w", p, err)}
+		}
+		gone[p] = true
+	}
+	if err := stage(dir, files, pl); err != nil {
+		return nil, &IOError{err}
+	}
+	for _, p := range pl.Removed {
+		if gone[p] {
+			// Deleted above; a rendered directory may stand there now.
+			continue
+		}
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, &IOError{fmt.Errorf("remove %s: %w", p, err)}
+		}
+		removeEmptyParents(dir, filepath.Dir(full))
+	}
+	return &pl.Changes, nil
+}
+
+// stage writes every changed file beside its target, then renames them all
+// into place. A failure before the renames undoes this run's writes.
+func stage(dir string, files map[string][]byte, pl *treePlan) error {
+	created, err := makeDirs(dir, pl.Written)
+	undo := func() {
+		for _, p := range pl.Written {
+			os.Remove(filepath.Join(dir, filepath.FromSlash(p)) + stagedSuffix)
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			os.Remove(created[i])
+		}
+	}
+	if err != nil {
+		undo()
+		return err
+	}
+	err = forEach(len(pl.Written), func(i int) error {
+		p := pl.Written[i]
+		return writeStaged(filepath.Join(dir, filepath.FromSlash(p))+stagedSuffix, files[p])
+	})
+	if err != nil {
+		undo()
+		return err
+	}
+	// Renames need no new data blocks, so past this point a full disk no
+	// longer fails the write.
+	return forEach(len(pl.Written), func(i int) error {
+		full := filepath.Join(dir, filepath.FromSlash(pl.Written[i]))
+		return os.Rename(full+stagedSuffix, full)
+	})
+}
+
+// makeDirs creates the parent directories of paths, each once, and returns
+// the ones it created, parents before children.
+func makeDirs(dir string, paths []string) ([]string, error) {
+	need := map[string]bool{}
+	for _, p := range paths {
+		for d := parentOf(p); d != "" && !need[d]; d = parentOf(d) {
+			need[d] = true
+		}
+	}
+	sorted := make([]string, 0, len(need))
+	for d := range need {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted) // a parent sorts before its children
+	var created []string
+	if len(paths) > 0 {
+		// dir itself (--out, or the repository's sub-path) is the caller's.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range sorted {
+		full := filepath.Join(dir, filepath.FromSlash(d))
+		err := os.Mkdir(full, 0o755)
+		switch {
+		case err == nil:
+			created = append(created, full)
+		case errors.Is(err, fs.ErrExist):
+			// plan removed every link and file in the way, so what exists
+			// here is a real directory; Lstat proves it before writing below.
+			st, lerr := os.Lstat(full)
+			if lerr != nil {
+				return created, lerr
+			}
+			if !st.IsDir() {
+				return created, fmt.Errorf("%s is not a directory", d)
+			}
+		default:
+			return created, err
+		}
+	}
+	return created, nil
+}
+
+// writeStaged creates path exclusively (a leftover from a killed run is
+// removed first) and never through a link.
+func writeStaged(path string, data []byte) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func removeEmptyParents(root, dir string) {
+	root = filepath.Clean(root)
+	for dir != root && strings.HasPrefix(dir, root) {
+		if err := os.Remove(dir); err != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
