@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -24,6 +25,11 @@ type Applier struct {
 	Client     client.Client
 	Member     string
 	ClusterSet string
+	// Contract is what the member's directory may hold (its Gateway,
+	// whether Namespaces are rendered); an object outside it is refused
+	// before anything is sent. New sets it from the member's name only:
+	// no Gateway, no Namespaces.
+	Contract contract.Member
 	// Log receives the per-member change set; nil means slog.Default().
 	Log *slog.Logger
 	// Now stamps condition transitions; nil means time.Now.
@@ -37,8 +43,8 @@ type Applier struct {
 }
 
 // New returns an Applier for one member of a ClusterSet.
-func New(c client.Client, clusterSet, member string, log *slog.Logger) *Applier {
-	return &Applier{Client: c, ClusterSet: clusterSet, Member: member, Log: log}
+func New(c client.Client, clusterSet string, m contract.Member, log *slog.Logger) *Applier {
+	return &Applier{Client: c, ClusterSet: clusterSet, Member: m.Name, Contract: m, Log: log}
 }
 
 // Result is what one Apply did, objects named "Kind/namespace/name".
@@ -131,7 +137,10 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	if err != nil {
 		return fail(err)
 	}
-	fresh, known := a.Memory.split(desired, a.now())
+	// Outside the contract is refused before anything is sent, and stays
+	// in desired so that prune keeps whatever was applied under that name.
+	outside := a.checkContract(objects, desired, res)
+	fresh, known := a.Memory.split(slices.DeleteFunc(slices.Clone(desired), func(d desiredObject) bool { return outside[keyOf(d.obj)] }), a.now())
 	for _, d := range desired {
 		if known[keyOf(d.obj)] {
 			res.Unchanged = append(res.Unchanged, describe(d.obj))

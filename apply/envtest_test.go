@@ -17,8 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
 
@@ -57,9 +60,21 @@ type harness struct {
 	log      *slog.Logger
 }
 
+// applierFor returns an Applier for member on cluster i, with the
+// contract member has in cfg.
+func (h *harness) applierFor(i int, cfg *v1alpha1.ClusterSet, member string) *Applier {
+	a := h.applier(i, cfg.Metadata.Name, member)
+	for j := range cfg.Spec.Members {
+		if cfg.Spec.Members[j].Name == member {
+			a.Contract = contract.MemberOf(cfg, &cfg.Spec.Members[j])
+		}
+	}
+	return a
+}
+
 // applier returns an Applier for member on cluster i.
 func (h *harness) applier(i int, clusterSet, member string) *Applier {
-	a := New(h.clusters[i].Client, clusterSet, member, h.log)
+	a := New(h.clusters[i].Client, clusterSet, contract.Member{Name: member}, h.log)
 	a.Now = h.clock.Now
 	return a
 }
@@ -202,7 +217,7 @@ func testSingleExport(h *harness) {
 	}
 
 	t0 := h.clock.Now()
-	targets := []*Applier{h.applier(0, s.Config.Metadata.Name, "cluster-a"), h.applier(1, s.Config.Metadata.Name, "cluster-b")}
+	targets := []*Applier{h.applierFor(0, s.Config, "cluster-a"), h.applierFor(1, s.Config, "cluster-b")}
 	start := time.Now()
 	rs := ApplyAll(ctx, targets, files, report)
 	t.Logf("first ApplyAll: %s", time.Since(start))
@@ -431,7 +446,7 @@ func testV1beta1(h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []*Applier{h.applier(0, s.Config.Metadata.Name, "cluster-a"), h.applier(1, s.Config.Metadata.Name, "cluster-b")}
+	targets := []*Applier{h.applierFor(0, s.Config, "cluster-a"), h.applierFor(1, s.Config, "cluster-b")}
 	rs := ApplyAll(ctx, targets, files, report)
 	mustOK(t, rs...)
 	for i, c := range h.clusters {
@@ -467,7 +482,7 @@ func testHeadless(h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []*Applier{h.applier(0, s.Config.Metadata.Name, "cluster-a"), h.applier(1, s.Config.Metadata.Name, "cluster-b")}
+	targets := []*Applier{h.applierFor(0, s.Config, "cluster-a"), h.applierFor(1, s.Config, "cluster-b")}
 	rs := ApplyAll(ctx, targets, files, report)
 	mustOK(t, rs...)
 	for _, r := range rs {
@@ -509,11 +524,24 @@ func testNamespace(h *harness) {
 		} else {
 			o.SetNamespace(ns)
 		}
+		// Derived names hash the namespace: rename as the renderer would,
+		// or the contract refuses the moved objects.
+		svc := o.GetLabels()[mcsv1alpha1.LabelServiceName]
+		switch o.GetKind() {
+		case "ServiceImport":
+			o.SetAnnotations(map[string]string{render.DerivedServiceAnnotation: render.DerivedServiceName(ns, o.GetName())})
+		case "Service":
+			o.SetName(render.DerivedServiceName(ns, svc))
+		case "EndpointSlice":
+			l := o.GetLabels()
+			l[discoveryv1.LabelServiceName] = render.DerivedServiceName(ns, svc)
+			o.SetLabels(l)
+		}
 	}
 	if !hasNamespace {
 		t.Fatal("scenario renders no Namespace for cluster-c")
 	}
-	a := h.applier(1, s.Config.Metadata.Name, "cluster-c")
+	a := h.applierFor(1, s.Config, "cluster-c")
 	r, err := a.Apply(ctx, objs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -549,7 +577,7 @@ func testBadMember(h *harness) {
 		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: evil\nrules: []\n")
 	files["clusters/cluster-b/kustomization.yaml"] = append(append([]byte{}, files["clusters/cluster-b/kustomization.yaml"]...),
 		"- shop/cart/clusterrole.yaml\n"...)
-	targets := []*Applier{h.applier(0, s.Config.Metadata.Name, "cluster-a"), h.applier(1, s.Config.Metadata.Name, "cluster-b")}
+	targets := []*Applier{h.applierFor(0, s.Config, "cluster-a"), h.applierFor(1, s.Config, "cluster-b")}
 	rs := ApplyAll(ctx, targets, files, nil)
 	if rs[0].Err != nil || len(rs[0].Created) != 3 {
 		t.Errorf("cluster-a: created %v, err %v; want its 3 objects despite cluster-b", rs[0].Created, rs[0].Err)
@@ -585,7 +613,7 @@ func testTurnHeadless(h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := h.applier(0, s.Config.Metadata.Name, "cluster-b")
+	a := h.applierFor(0, s.Config, "cluster-b")
 	if _, err := a.Apply(ctx, objs, nil); err != nil {
 		t.Fatal(err)
 	}

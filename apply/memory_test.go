@@ -18,7 +18,7 @@ func testMemory(h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := h.applier(0, s.Config.Metadata.Name, "cluster-a")
+	a := h.applierFor(0, s.Config, "cluster-a")
 	a.Memory = NewMemory(time.Hour)
 	mustOK(t, ApplyAll(ctx, []*Applier{a}, files, report)...)
 

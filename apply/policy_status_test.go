@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -156,15 +157,19 @@ func testListenerSet(h *harness) {
 	if err := yaml.Unmarshal([]byte(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: ListenerSet
-metadata: {name: cart, namespace: shop}
+metadata:
+  name: cart
+  namespace: shop
+  labels: {app.kubernetes.io/managed-by: mcs-gitops, multicluster.kubernetes.io/service-name: cart}
 spec:
   parentRef: {name: east-west, namespace: gateways, kind: Gateway, group: gateway.networking.k8s.io}
   listeners:
-  - {name: tcp-5432, port: 15432, protocol: TCP}
+  - {name: tcp-5432, port: 15432, protocol: TCP, allowedRoutes: {namespaces: {from: Same}}}
 `), &u.Object); err != nil {
 		t.Fatal(err)
 	}
 	a := h.applier(0, "shop", "cluster-a")
+	a.Contract = contract.Member{Name: "cluster-a", GatewayNamespace: "gateways", GatewayName: "east-west"}
 	r, err := a.Apply(ctx, []*unstructured.Unstructured{u}, nil)
 	if err != nil {
 		t.Fatal(err)

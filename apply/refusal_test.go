@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -149,7 +150,9 @@ func testCopiedLabels(h *harness) {
 	ctx := t.Context()
 	c0 := h.clusters[0].Client
 	owner := map[string]string{LabelManagedBy: ManagedByValue, LabelClusterSet: "shop", LabelMember: "cluster-a"}
-	users := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "users-copy", Namespace: "shop", Labels: owner},
+	// Named as the renderer would name the Service of an import "users".
+	copied := render.DerivedServiceName("shop", "users")
+	users := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: copied, Namespace: "shop", Labels: owner},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	if err := c0.Create(ctx, users, client.FieldOwner("kubectl-create")); err != nil {
 		t.Fatal(err)
@@ -158,21 +161,26 @@ func testCopiedLabels(h *harness) {
 		"clusters/cluster-a/kustomization.yaml": []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"),
 	}, nil)
 	mustOK(t, rs...)
-	if slices.Contains(rs[0].Deleted, "Service/shop/users-copy") || h.absent(c0, serviceGVK, "shop", "users-copy") {
+	if slices.Contains(rs[0].Deleted, "Service/shop/"+copied) || h.absent(c0, serviceGVK, "shop", copied) {
 		t.Fatalf("the user's Service with copied labels was pruned: deleted %v", rs[0].Deleted)
 	}
-	if !slices.Contains(rs[0].Skipped, "Service/shop/users-copy") {
+	if !slices.Contains(rs[0].Skipped, "Service/shop/"+copied) {
 		t.Errorf("skipped %v, want the user's Service reported", rs[0].Skipped)
 	}
 	// Nor is it overwritten when a commit renders an object of that name.
+	managed := map[string]any{render.ManagedByLabel: render.ManagedByValue, mcsv1alpha1.LabelServiceName: "users"}
 	rendered := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": "users-copy", "namespace": "shop"},
-		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(8080)}}}}}
-	r, err := h.applier(0, "shop", "cluster-a").Apply(ctx, []*unstructured.Unstructured{rendered}, nil)
+		"metadata": map[string]any{"name": copied, "namespace": "shop", "labels": managed},
+		"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(8080), "targetPort": int64(8080)}}}}}
+	imp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport",
+		"metadata": map[string]any{"name": "users", "namespace": "shop", "labels": map[string]any{render.ManagedByLabel: render.ManagedByValue},
+			"annotations": map[string]any{render.DerivedServiceAnnotation: copied}},
+		"spec": map[string]any{"type": "ClusterSetIP", "ports": []any{map[string]any{"port": int64(8080), "protocol": "TCP"}}}}}
+	r, err := h.applier(0, "shop", "cluster-a").Apply(ctx, []*unstructured.Unstructured{imp, rendered}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(r.Collisions, "Service/shop/users-copy") {
+	if !slices.Contains(r.Collisions, "Service/shop/"+copied) {
 		t.Errorf("collisions %v, want the user's Service with copied labels", r.Collisions)
 	}
 	got := &corev1.Service{}

@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -29,7 +30,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 		if m.Err != nil {
 			continue
 		}
-		a := apply.New(m.Client, l.Config.Metadata.Name, m.Name, l.log())
+		a := apply.New(m.Client, l.Config.Metadata.Name, l.contractOf(m.Name), l.log())
 		a.AllowEmpty = allowEmpty
 		if only != nil {
 			// A sync cycle; apply --ref (only == nil) always applies in full.
@@ -96,4 +97,14 @@ func (l *Loop) observeApply(results []*apply.Result) {
 			c.WithLabelValues(r.Member, "failed").Inc()
 		}
 	}
+}
+
+// contractOf is what member's directory may hold, from the config.
+func (l *Loop) contractOf(member string) contract.Member {
+	for i := range l.Config.Spec.Members {
+		if m := &l.Config.Spec.Members[i]; m.Name == member {
+			return contract.MemberOf(l.Config, m)
+		}
+	}
+	return contract.Member{Name: member}
 }

@@ -1,0 +1,212 @@
+package contract
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Member is what the contract needs to know of the member a directory is
+// rendered for.
+type Member struct {
+	Name string
+	// Gateway is the namespace and name of the member's Gateway; empty when
+	// the member has none, and then no route or ListenerSet may attach to
+	// any Gateway.
+	GatewayNamespace, GatewayName string
+	// CreateMissingNamespaces is spec.render.createMissingNamespaces: without
+	// it a member directory holds no Namespace.
+	CreateMissingNamespaces bool
+}
+
+// MemberOf reads a member's contract from the ClusterSet config.
+func MemberOf(cfg *v1alpha1.ClusterSet, m *v1alpha1.Member) Member {
+	out := Member{Name: m.Name, CreateMissingNamespaces: cfg.Spec.Render.CreateMissingNamespaces}
+	if m.Gateway != nil {
+		out.GatewayNamespace, out.GatewayName = m.Gateway.Namespace, m.Gateway.Name
+	}
+	return out
+}
+
+// Violation is one object that is not a shape the renderer emits.
+type Violation struct {
+	// Index is the object's position in the list given to Check.
+	Index int
+	// Object is "Kind/namespace/name".
+	Object string
+	Reason string
+}
+
+func (v Violation) String() string { return v.Object + ": " + v.Reason }
+
+var (
+	serviceImportGK = schema.GroupKind{Group: mcsv1alpha1.GroupName, Kind: "ServiceImport"}
+	serviceGK       = schema.GroupKind{Kind: "Service"}
+	sliceGK         = schema.GroupKind{Group: discoveryv1.GroupName, Kind: "EndpointSlice"}
+	namespaceGK     = schema.GroupKind{Kind: "Namespace"}
+	httpRouteGK     = schema.GroupKind{Group: gatewayGroup, Kind: "HTTPRoute"}
+	tcpRouteGK      = schema.GroupKind{Group: gatewayGroup, Kind: "TCPRoute"}
+	listenerSetGK   = schema.GroupKind{Group: gatewayGroup, Kind: "ListenerSet"}
+)
+
+const gatewayGroup = "gateway.networking.k8s.io"
+
+// commit indexes the objects of one member directory, which the rules
+// need: a slice must feed a Service of the same commit, a route may attach
+// only to a ListenerSet or Service of the same commit.
+type commit struct {
+	m        Member
+	services map[string]*unstructured.Unstructured // "namespace/name"
+	imports  map[string]bool
+	sets     map[string]bool
+}
+
+// Check returns a Violation for every object in objs (one member
+// directory of one commit) that is not a shape the renderer emits for m,
+// in objs order. An object with a violation must not be applied.
+func Check(m Member, objs []*unstructured.Unstructured) []Violation {
+	c := commit{m: m, services: map[string]*unstructured.Unstructured{}, imports: map[string]bool{}, sets: map[string]bool{}}
+	for _, u := range objs {
+		key := u.GetNamespace() + "/" + u.GetName()
+		switch gk := u.GroupVersionKind().GroupKind(); gk {
+		case serviceGK:
+			c.services[key] = u
+		case serviceImportGK:
+			c.imports[key] = true
+		case listenerSetGK:
+			c.sets[key] = true
+		}
+	}
+	var out []Violation
+	for i, u := range objs {
+		if err := c.check(u); err != "" {
+			out = append(out, Violation{Index: i, Object: describe(u), Reason: err})
+		}
+	}
+	return out
+}
+
+func describe(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return u.GetKind() + "/" + ns + "/" + u.GetName()
+	}
+	return u.GetKind() + "/" + u.GetName()
+}
+
+// check returns why u breaks the contract, or "".
+func (c *commit) check(u *unstructured.Unstructured) string {
+	obj := u.Object
+	if l := u.GetLabels(); l[render.ManagedByLabel] != render.ManagedByValue {
+		return fmt.Sprintf("label %s=%s is missing", render.ManagedByLabel, render.ManagedByValue)
+	}
+	if bad := extraKeys(mapAt(obj, "metadata"), "name", "namespace", "labels", "annotations"); bad != "" {
+		return "metadata." + bad + " is never rendered"
+	}
+	switch gk := u.GroupVersionKind().GroupKind(); gk {
+	case serviceImportGK:
+		return c.serviceImport(u)
+	case serviceGK:
+		return c.service(u)
+	case sliceGK:
+		return c.slice(u)
+	case httpRouteGK, tcpRouteGK:
+		return c.route(u, gk == httpRouteGK)
+	case listenerSetGK:
+		return c.listenerSet(u)
+	case namespaceGK:
+		return c.namespace(u)
+	default:
+		return fmt.Sprintf("kind %s is never rendered", gk)
+	}
+}
+
+// extraKeys names the first key of m not in allowed, "" when none.
+func extraKeys(m map[string]any, allowed ...string) string {
+	var extra []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) == 0 {
+		return ""
+	}
+	sort.Strings(extra)
+	return extra[0]
+}
+
+// onlyLabels checks that u's labels are among allowed and carry required.
+func onlyLabels(u *unstructured.Unstructured, required []string, allowed ...string) string {
+	l := u.GetLabels()
+	allowed = append(append(allowed, required...), render.ManagedByLabel)
+	keys := slices.Sorted(maps.Keys(l))
+	for _, k := range keys {
+		if !slices.Contains(allowed, k) {
+			return fmt.Sprintf("label %s is never rendered on a %s", k, u.GetKind())
+		}
+	}
+	for _, k := range required {
+		if l[k] == "" {
+			return fmt.Sprintf("label %s is missing", k)
+		}
+	}
+	if len(u.GetAnnotations()) > 0 {
+		return fmt.Sprintf("a %s is rendered without annotations", u.GetKind())
+	}
+	return ""
+}
+
+func mapAt(m map[string]any, path ...string) map[string]any {
+	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	out, _ := v.(map[string]any)
+	return out
+}
+
+func listAt(m map[string]any, path ...string) []map[string]any {
+	v, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	items, _ := v.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		mm, _ := it.(map[string]any)
+		out = append(out, mm) // a nil entry fails the checks that read it
+	}
+	return out
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (c *commit) serviceImport(u *unstructured.Unstructured) string {
+	if bad := extraKeys(u.Object, "apiVersion", "kind", "metadata", "spec", "status"); bad != "" {
+		return bad + " is never rendered on a ServiceImport"
+	}
+	for k := range u.GetLabels() {
+		if k != render.ManagedByLabel && strings.HasPrefix(k, "mcs-gitops.io/") {
+			return fmt.Sprintf("label %s is reserved for the applier", k)
+		}
+	}
+	want := render.DerivedServiceName(u.GetNamespace(), u.GetName())
+	if got := u.GetAnnotations()[render.DerivedServiceAnnotation]; got != want {
+		return fmt.Sprintf("annotation %s is %q; the renderer names this import's Service %q", render.DerivedServiceAnnotation, got, want)
+	}
+	if bad := extraKeys(mapAt(u.Object, "spec"), "ports", "type", "sessionAffinity", "sessionAffinityConfig",
+		"ipFamilies", "internalTrafficPolicy", "trafficDistribution"); bad != "" {
+		return "spec." + bad + " is never rendered on a ServiceImport"
+	}
+	if bad := extraKeys(mapAt(u.Object, "status"), "clusters"); bad != "" {
+		return "status." + bad + " is never rendered on a ServiceImport"
+	}
+	return ""
+}

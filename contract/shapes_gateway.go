@@ -1,0 +1,133 @@
+package contract
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+// route: an HTTPRoute or TCPRoute attached only to the member's configured
+// Gateway, to a ListenerSet of the same commit, or (in a mesh) to a
+// Service of the same commit; its backends are Services of its own
+// namespace: the exported Service itself or one the commit renders.
+func (c *commit) route(u *unstructured.Unstructured, http bool) string {
+	kind := u.GetKind()
+	if bad := extraKeys(u.Object, "apiVersion", "kind", "metadata", "spec"); bad != "" {
+		return bad + " is never rendered on a " + kind
+	}
+	if why := onlyLabels(u, []string{mcsv1alpha1.LabelServiceName}); why != "" {
+		return why
+	}
+	spec := mapAt(u.Object, "spec")
+	specKeys := []string{"parentRefs", "rules"}
+	if http {
+		specKeys = append(specKeys, "hostnames")
+	}
+	if bad := extraKeys(spec, specKeys...); bad != "" {
+		return "spec." + bad + " is never rendered on a " + kind
+	}
+	ns := u.GetNamespace()
+	for i, p := range listAt(spec, "parentRefs") {
+		if why := c.parent(ns, p); why != "" {
+			return fmt.Sprintf("spec.parentRefs[%d]: %s", i, why)
+		}
+	}
+	exported := u.GetLabels()[mcsv1alpha1.LabelServiceName]
+	for i, r := range listAt(spec, "rules") {
+		if bad := extraKeys(r, "matches", "filters", "backendRefs"); bad != "" {
+			return fmt.Sprintf("spec.rules[%d].%s is never rendered", i, bad)
+		}
+		for j, f := range listAt(r, "filters") {
+			if t := str(f, "type"); t != "URLRewrite" {
+				return fmt.Sprintf("spec.rules[%d].filters[%d]: type %q; the renderer writes URLRewrite only", i, j, t)
+			}
+		}
+		for j, b := range listAt(r, "backendRefs") {
+			if bad := extraKeys(b, "name", "port", "weight"); bad != "" {
+				return fmt.Sprintf("spec.rules[%d].backendRefs[%d].%s is never rendered (a backend is a Service of the route's namespace)", i, j, bad)
+			}
+			name := str(b, "name")
+			if _, rendered := c.services[ns+"/"+name]; name != exported && !rendered {
+				return fmt.Sprintf("spec.rules[%d].backendRefs[%d]: Service %s is neither the exported Service %s nor one this commit renders", i, j, name, exported)
+			}
+		}
+	}
+	return ""
+}
+
+// parent checks one parentRef of a route in namespace ns.
+func (c *commit) parent(ns string, p map[string]any) string {
+	if bad := extraKeys(p, "group", "kind", "name", "namespace", "sectionName", "port"); bad != "" {
+		return bad + " is never rendered"
+	}
+	group, hasGroup := p["group"]
+	kind, name := str(p, "kind"), str(p, "name")
+	if kind == "" {
+		kind = "Gateway"
+	}
+	pns := ns
+	if v, ok := p["namespace"]; ok {
+		pns, _ = v.(string)
+	}
+	switch {
+	case kind == "Gateway" && (!hasGroup || group == gatewayGroup):
+		return c.isMemberGateway(pns, name)
+	case kind == "ListenerSet" && group == gatewayGroup && pns == ns && c.sets[ns+"/"+name]:
+		return ""
+	case kind == "Service" && group == "" && hasGroup && pns == ns:
+		if _, ok := c.services[ns+"/"+name]; ok {
+			return ""
+		}
+		return fmt.Sprintf("Service %s/%s is not rendered in this commit", ns, name)
+	}
+	return fmt.Sprintf("%s %s/%s: routes attach only to the member's Gateway or to a ListenerSet or Service of the same commit", kind, pns, name)
+}
+
+func (c *commit) isMemberGateway(ns, name string) string {
+	if c.m.GatewayName == "" {
+		return fmt.Sprintf("Gateway %s/%s: member %s has no gateway configured", ns, name, c.m.Name)
+	}
+	if ns != c.m.GatewayNamespace || name != c.m.GatewayName {
+		return fmt.Sprintf("Gateway %s/%s is not member %s's Gateway %s/%s", ns, name, c.m.Name, c.m.GatewayNamespace, c.m.GatewayName)
+	}
+	return ""
+}
+
+// listenerSet: attached to the member's Gateway, each listener open only
+// to routes of its own namespace.
+func (c *commit) listenerSet(u *unstructured.Unstructured) string {
+	if bad := extraKeys(u.Object, "apiVersion", "kind", "metadata", "spec"); bad != "" {
+		return bad + " is never rendered on a ListenerSet"
+	}
+	if why := onlyLabels(u, []string{mcsv1alpha1.LabelServiceName}); why != "" {
+		return why
+	}
+	spec := mapAt(u.Object, "spec")
+	if bad := extraKeys(spec, "parentRef", "listeners"); bad != "" {
+		return "spec." + bad + " is never rendered on a ListenerSet"
+	}
+	p := mapAt(spec, "parentRef")
+	if bad := extraKeys(p, "group", "kind", "name", "namespace"); bad != "" {
+		return "spec.parentRef." + bad + " is never rendered"
+	}
+	pns := u.GetNamespace()
+	if v, ok := p["namespace"]; ok {
+		pns, _ = v.(string)
+	}
+	if k := str(p, "kind"); k != "" && k != "Gateway" {
+		return fmt.Sprintf("spec.parentRef: kind %s; a ListenerSet attaches to the member's Gateway", k)
+	}
+	if why := c.isMemberGateway(pns, str(p, "name")); why != "" {
+		return "spec.parentRef: " + why
+	}
+	for i, l := range listAt(spec, "listeners") {
+		if bad := extraKeys(l, "name", "port", "protocol", "allowedRoutes"); bad != "" {
+			return fmt.Sprintf("spec.listeners[%d].%s is never rendered", i, bad)
+		}
+		if from := str(mapAt(l, "allowedRoutes", "namespaces"), "from"); from != "Same" {
+			return fmt.Sprintf("spec.listeners[%d].allowedRoutes.namespaces.from %q: the renderer opens a listener to its own namespace only (Same)", i, from)
+		}
+	}
+	return ""
+}
