@@ -171,7 +171,7 @@ func testCopiedLabels(h *harness) {
 	managed := map[string]any{render.ManagedByLabel: render.ManagedByValue, mcsv1alpha1.LabelServiceName: "users"}
 	rendered := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
 		"metadata": map[string]any{"name": copied, "namespace": "shop", "labels": managed},
-		"spec": map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(8080), "targetPort": int64(8080)}}}}}
+		"spec":     map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(8080), "targetPort": int64(8080)}}}}}
 	imp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport",
 		"metadata": map[string]any{"name": "users", "namespace": "shop", "labels": map[string]any{render.ManagedByLabel: render.ManagedByValue},
 			"annotations": map[string]any{render.DerivedServiceAnnotation: copied}},
