@@ -66,33 +66,35 @@ func resolveMembers(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) ([]*me
 		byName[s.Member] = s
 	}
 	var warnings []string
-	ids := map[string]string{}
+	type idSource struct{ name, from string }
+	ids := map[string]idSource{}
 	out := make([]*member, 0, len(cfg.Spec.Members))
 	for _, cm := range cfg.Spec.Members {
 		s := byName[cm.Name]
 		if s == nil {
 			return nil, nil, fmt.Errorf("member %q: no snapshot", cm.Name)
 		}
-		id := cm.Name
+		id, from := cm.Name, "its member name"
 		switch {
 		case cm.ClusterID != "":
-			id = cm.ClusterID
+			id, from = cm.ClusterID, "spec.members[].clusterID"
 			if s.ClusterID != "" && s.ClusterID != cm.ClusterID {
 				warnings = append(warnings, fmt.Sprintf("member %q: clusterID %q in clusterset.yaml overrides the cluster's own ClusterProperty %q", cm.Name, cm.ClusterID, s.ClusterID))
 			}
 		case s.ClusterID != "":
-			id = s.ClusterID
+			id, from = s.ClusterID, "ClusterProperty "+snapshot.ClusterIDProperty+" at "+s.ClusterIDAt
 		}
 		// The ID becomes a label value, which is stricter than KEP-2149's
 		// 128-character subdomain.
 		if msgs := validation.IsDNS1123Label(id); len(msgs) > 0 {
-			return nil, nil, fmt.Errorf("member %q: cluster ID %q cannot be used as the %s label value: %s; set spec.members[].clusterID",
-				cm.Name, id, "multicluster.kubernetes.io/source-cluster", strings.Join(msgs, "; "))
+			return nil, nil, fmt.Errorf("member %q: cluster ID %q (from %s) cannot be used as the %s label value: %s; set spec.members[].clusterID",
+				cm.Name, id, from, "multicluster.kubernetes.io/source-cluster", strings.Join(msgs, "; "))
 		}
 		if other, dup := ids[id]; dup {
-			return nil, nil, fmt.Errorf("members %q and %q both have cluster ID %q; cluster IDs must be unique in a ClusterSet", other, cm.Name, id)
+			return nil, nil, fmt.Errorf("members %q (cluster ID from %s) and %q (from %s) both have cluster ID %q; cluster IDs must be unique in a ClusterSet",
+				other.name, other.from, cm.Name, from, id)
 		}
-		ids[id] = cm.Name
+		ids[id] = idSource{cm.Name, from}
 		m := &member{name: cm.Name, clusterID: id, key: cm.Key(), mode: cm.Mode, mesh: cm.Mesh, snap: s,
 			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}, families: s.IPFamilies()}
 		if m.mode == "" {

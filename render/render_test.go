@@ -413,7 +413,7 @@ func TestSlicesCarryOnlyThePortsRoutedToTheirSource(t *testing.T) {
 
 func TestRenderErrors(t *testing.T) {
 	withID := func(s *snapshot.Snapshot, id string) *snapshot.Snapshot {
-		s.ClusterID = id
+		s.ClusterID, s.ClusterIDAt = id, "inputs/"+s.Member+".yaml:7"
 		return s
 	}
 	cases := []struct {
@@ -427,13 +427,13 @@ func TestRenderErrors(t *testing.T) {
 			name:  "two ClusterProperties with the same ID",
 			cfg:   clusterSetOf("a", "b"),
 			snaps: []*snapshot.Snapshot{withID(importerSnapshot("a"), "prod"), withID(importerSnapshot("b"), "prod")},
-			want:  []string{`"a"`, `"b"`, `"prod"`, "unique"},
+			want:  []string{`"a"`, `"b"`, `"prod"`, "unique", "inputs/a.yaml:7", "inputs/b.yaml:7"},
 		},
 		{
 			name:  "a ClusterProperty ID equal to another member's name",
 			cfg:   clusterSetOf("a", "b"),
 			snaps: []*snapshot.Snapshot{withID(importerSnapshot("a"), "b"), importerSnapshot("b")},
-			want:  []string{`"a"`, `"b"`, "unique"},
+			want:  []string{`"a"`, `"b"`, "unique", "inputs/a.yaml:7", "its member name"},
 		},
 		{
 			// Valid for KEP-2149, which allows a DNS subdomain, but the ID
@@ -441,7 +441,7 @@ func TestRenderErrors(t *testing.T) {
 			name:  "ClusterProperty ID with dots",
 			cfg:   clusterSetOf("a"),
 			snaps: []*snapshot.Snapshot{withID(importerSnapshot("a"), "a.prod.example.com")},
-			want:  []string{`"a.prod.example.com"`, mcsv1alpha1.LabelSourceCluster, "clusterID"},
+			want:  []string{`"a.prod.example.com"`, mcsv1alpha1.LabelSourceCluster, "clusterID", "ClusterProperty cluster.clusterset.k8s.io at inputs/a.yaml:7"},
 		},
 		{
 			name:  "ClusterProperty ID longer than a label value",

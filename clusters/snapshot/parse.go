@@ -222,6 +222,7 @@ func (p *parser) clusterProperty(line int, js []byte) error {
 			return p.errorf(line, ref, "spec.value is empty")
 		}
 		p.s.ClusterID = cp.Spec.Value
+		p.s.ClusterIDAt = fmt.Sprintf("%s:%d", p.file, line)
 	case GatewayAddressesProperty:
 		if p.s.GatewayAddresses != nil {
 			return p.errorf(line, ref, "appears twice")

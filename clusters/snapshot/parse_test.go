@@ -208,9 +208,10 @@ func TestParseRejectsOversizeObject(t *testing.T) {
 }
 
 func TestClusterPropertyGivesClusterID(t *testing.T) {
-	s, err := Parse("m", "in.yaml", []byte("apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: prod-east}\n---\napiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: clusterset.k8s.io}\nspec: {value: prod}\n"))
+	s, err := Parse("m", "in.yaml", []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: cluster.clusterset.k8s.io}\nspec: {value: prod-east}\n---\napiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata: {name: clusterset.k8s.io}\nspec: {value: prod}\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "prod-east", s.ClusterID)
+	assert.Equal(t, "in.yaml:5", s.ClusterIDAt, "the document's absolute line, for render-time errors")
 }
 
 func TestLoadDir(t *testing.T) {

@@ -20,7 +20,11 @@ type Snapshot struct {
 	Member string
 	// ClusterID is the value of the member's cluster.clusterset.k8s.io
 	// ClusterProperty, empty when it has none.
-	ClusterID  string
+	ClusterID string
+	// ClusterIDAt is where ClusterID was read, "file:line", so that a
+	// render-time error about it (an invalid or duplicate ID) can point
+	// there. Not part of the formatted snapshot.
+	ClusterIDAt string
 	Namespaces []corev1.Namespace
 	// ServiceExports are stored as v1alpha1; v1beta1 has the same schema.
 	ServiceExports []mcsv1alpha1.ServiceExport
