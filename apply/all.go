@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -37,8 +38,12 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 	}
 	each(func(i int, t *Applier) {
 		objs, err := Build(files, t.Member)
-		if errors.Is(err, ErrNoMemberDir) && t.AllowEmpty {
-			objs, err = nil, nil
+		if errors.Is(err, ErrNoMemberDir) {
+			if t.AllowEmpty {
+				objs, err = nil, nil
+			} else {
+				err = t.explainEmpty(ctx, err)
+			}
 		}
 		if err != nil {
 			results[i] = &Result{Member: t.Member, Err: err}
@@ -54,4 +59,23 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		}
 	})
 	return results
+}
+
+// explainEmpty adds to a refused commit without the member's directory
+// what applying it would have deleted, so the user can judge --allow-empty.
+func (a *Applier) explainEmpty(ctx context.Context, err error) error {
+	ids, lerr := a.WouldDelete(ctx)
+	switch {
+	case lerr != nil:
+		return fmt.Errorf("%w (could not list what it would delete: %v)", err, lerr)
+	case len(ids) == 0:
+		return fmt.Errorf("%w (it would delete nothing: mcs-gitops has applied nothing there)", err)
+	}
+	const shown = 20
+	more := ""
+	if len(ids) > shown {
+		more = fmt.Sprintf(" and %d more", len(ids)-shown)
+		ids = ids[:shown]
+	}
+	return fmt.Errorf("%w; it would delete %s%s", err, strings.Join(ids, ", "), more)
 }

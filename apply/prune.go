@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,8 +26,38 @@ func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Resul
 	for _, d := range desired {
 		keep[keyOf(d.obj)] = true
 	}
-	var errs []error
+	stale, skipped, err := a.stale(ctx, keep)
+	res.Skipped = append(res.Skipped, skipped...)
+	errs := []error{err}
 	var deleted []string
+	for _, s := range stale {
+		// The UID precondition makes sure the object deleted is the one
+		// listed, not one recreated under the same name since.
+		err := a.Client.Delete(ctx, s.item,
+			client.Preconditions{UID: &s.item.UID},
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("prune: deleting %s: %w", s.id, err))
+			continue
+		}
+		deleted = append(deleted, s.id)
+	}
+	slices.Sort(deleted)
+	res.Deleted = append(res.Deleted, deleted...)
+	return errors.Join(errs...)
+}
+
+// staleObject is an object prune would delete.
+type staleObject struct {
+	item *metav1.PartialObjectMetadata
+	id   string // Kind/namespace/name
+}
+
+// stale lists the objects this applier owns that keep does not hold, and
+// those it skips because they carry the owner labels but mcs-gitops did
+// not write them. It changes nothing.
+func (a *Applier) stale(ctx context.Context, keep map[objKey]bool) (out []staleObject, skipped []string, _ error) {
+	var errs []error
 	for _, gk := range prunable() {
 		mapping, err := a.Client.RESTMapper().RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
@@ -54,23 +85,25 @@ func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Resul
 			id := gk.Kind + "/" + item.Namespace + "/" + item.Name
 			if !managedBy(item, FieldManager) {
 				a.log().Warn("not pruning an object with our owner labels that mcs-gitops did not write (labels copied?)", "object", id)
-				res.Skipped = append(res.Skipped, id)
+				skipped = append(skipped, id)
 				continue
 			}
 			item.SetGroupVersionKind(mapping.GroupVersionKind)
-			// The UID precondition makes sure the object deleted is the
-			// one listed, not one recreated under the same name since.
-			err := a.Client.Delete(ctx, item,
-				client.Preconditions{UID: &item.UID},
-				client.PropagationPolicy(metav1.DeletePropagationBackground))
-			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("prune: deleting %s: %w", id, err))
-				continue
-			}
-			deleted = append(deleted, id)
+			out = append(out, staleObject{item: item, id: id})
 		}
 	}
-	slices.Sort(deleted)
-	res.Deleted = append(res.Deleted, deleted...)
-	return errors.Join(errs...)
+	slices.SortFunc(out, func(x, y staleObject) int { return strings.Compare(x.id, y.id) })
+	return out, skipped, errors.Join(errs...)
+}
+
+// WouldDelete lists, without changing anything, what applying a commit
+// without this member's directory would delete: everything mcs-gitops
+// applied there. apply --ref prints it when it refuses such a commit.
+func (a *Applier) WouldDelete(ctx context.Context) ([]string, error) {
+	stale, _, err := a.stale(ctx, nil)
+	ids := make([]string, len(stale))
+	for i, s := range stale {
+		ids[i] = s.id
+	}
+	return ids, err
 }

@@ -135,6 +135,12 @@ func testNoMemberDirectory(h *harness) {
 	if h.absent(c0, siV1alpha1, "shop", "cart") {
 		t.Fatal("the import was pruned")
 	}
+	// The refusal says what --allow-empty would delete.
+	for _, want := range []string{"it would delete ", "ServiceImport/shop/cart", "Service/shop/" + render.DerivedServiceName("shop", "cart")} {
+		if !strings.Contains(rs[0].Err.Error(), want) {
+			t.Errorf("refusal %q does not name %q", rs[0].Err, want)
+		}
+	}
 	a.AllowEmpty = true
 	rs = ApplyAll(ctx, []*Applier{a}, statusOnly, nil)
 	mustOK(t, rs...)
