@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // Applier gets one member's rendered objects into that member cluster.
@@ -122,7 +123,7 @@ type applied struct {
 func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unstructured, report *render.Report) (*Result, *applied) {
 	res := &Result{Member: a.Member}
 	fail := func(err error) (*Result, *applied) {
-		res.Err = fmt.Errorf("member %q: %w", a.Member, err)
+		res.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", a.Member, err))
 		a.logResult(res)
 		return res, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // DefaultTimeout is used by Collect when it is given no positive timeout.
@@ -57,7 +58,8 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 	go func() {
 		snap, err := m.read(ctx)
 		if err != nil {
-			done <- Result{Member: m.Name, Err: fmt.Errorf("member %q: %w", m.Name, err), Reason: classify(ctx, err)}
+			// client-go quotes the request URL, userinfo and all.
+			done <- Result{Member: m.Name, Err: v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
 			return
 		}
 		done <- Result{Member: m.Name, Snapshot: snap}

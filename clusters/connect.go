@@ -82,7 +82,7 @@ func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) 
 			err = mem.build(cfg)
 		}
 		if err != nil {
-			mem.Err = fmt.Errorf("member %q: %w", m.Name, err)
+			mem.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err))
 			mem.Config, mem.Client = nil, nil
 		}
 		s.members = append(s.members, mem)

@@ -1,11 +1,12 @@
 package gitsync
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // authSecrets lists the strings of an auth method that must never appear
@@ -27,25 +28,48 @@ func authSecrets(a transport.AuthMethod) []string {
 	return out
 }
 
-// redact removes a password from a URL for messages.
-// It works on text, so a URL that does not even parse is redacted too.
+// redact removes a password, or a token used as the user, from a URL for
+// messages. It works on text, so a URL that does not even parse is
+// redacted too.
 func (r *Repo) redact(raw string) string {
-	return r.scrubString(urlPassword.ReplaceAllString(raw, "${1}xxxxx@"))
+	return r.scrubString(raw)
 }
 
-// urlPassword matches the "user:password@" of scheme://user:password@host.
-var urlPassword = regexp.MustCompile(`(://[^/@:]*:)[^/@]*@`)
-
+// scrubString removes every known secret from s: the auth method's, and
+// whatever userinfo of the repository URL is not a plain user name, even
+// where a transport quoted it in another form (go-git writes "***" for the
+// password but keeps the user).
 func (r *Repo) scrubString(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "xxxxx")
 	}
-	if m := urlPassword.FindStringSubmatch(r.opts.URL); m != nil {
-		if p := strings.TrimSuffix(strings.TrimPrefix(m[0], m[1]), "@"); p != "" {
-			s = strings.ReplaceAll(s, p, "xxxxx")
+	if info := urlUserinfo(r.opts.URL); info != "" {
+		user, password, _ := strings.Cut(info, ":")
+		if len(password) >= 4 {
+			s = strings.ReplaceAll(s, password, "xxxxx")
+		}
+		if len(user) >= 4 && !v1alpha1.PlainUserName(user) {
+			s = strings.ReplaceAll(s, user, "xxxxx")
 		}
 	}
-	return s
+	return v1alpha1.RedactURLs(s)
+}
+
+// urlUserinfo is the userinfo of a scheme://userinfo@host URL, or "".
+func urlUserinfo(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := u[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	return rest[:at]
 }
 
 // scrub returns err with every known secret replaced. errors.Is and

@@ -1,8 +1,8 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -322,10 +322,18 @@ func TestOpenRejects(t *testing.T) {
 }
 
 func TestCloneErrorDoesNotLeakURLPassword(t *testing.T) {
-	_, err := Open(context.Background(), Options{URL: "http://bot:s3cr3t-pass@127.0.0.1:1/x.git", Workdir: filepath.Join(t.TempDir(), "c")})
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "s3cr3t-pass")
-	assert.True(t, strings.Contains(err.Error(), "127.0.0.1"), err.Error())
-	var target *scrubbedError
-	_ = errors.As(err, &target)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	for url, secret := range map[string]string{
+		"http://bot:s3cr3t-pass@127.0.0.1:1/x.git": "s3cr3t-pass",
+		// Forges accept a token as the whole userinfo.
+		"http://ghp_abcdefghijklmnopqrstuvwxyz0123456789@127.0.0.1:1/x.git": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+		"https://glpat-AbCdEf0123456789xyzw:x-oauth-basic@127.0.0.1:1/x.git": "glpat-AbCdEf0123456789xyzw",
+	} {
+		_, err := Open(context.Background(), Options{URL: url, Workdir: filepath.Join(t.TempDir(), "c"), Log: log})
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), secret)
+		assert.NotContains(t, logs.String(), secret)
+		assert.True(t, strings.Contains(err.Error(), "127.0.0.1"), err.Error())
+	}
 }

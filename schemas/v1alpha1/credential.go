@@ -49,10 +49,10 @@ func tokenShaped(v string) bool {
 	return false
 }
 
-// plainUserName reports whether the user part of a repository URL is a
+// PlainUserName reports whether the user part of a repository URL is a
 // user name (git, oauth2, a login) and not a token pasted there, which
 // forges accept as the whole credential.
-func plainUserName(u string) bool {
+func PlainUserName(u string) bool {
 	return plainUser.MatchString(u) && !tokenShaped(u)
 }
 
@@ -72,5 +72,45 @@ func urlUserIsToken(v string) bool {
 		return false
 	}
 	user, _, _ := strings.Cut(rest[:at], ":")
-	return !plainUserName(user)
+	return !PlainUserName(user)
 }
+
+// urlUserinfo matches the userinfo of scheme://userinfo@host in any text.
+var urlUserinfo = regexp.MustCompile(`://([^/@\s"']*)@`)
+
+// RedactURLs replaces, in any text (an error, a log line), the password of
+// every scheme://user:password@ URL, and a user part that is not a plain
+// user name (a token pasted there), with xxxxx.
+func RedactURLs(s string) string {
+	return urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
+		user, _, hasPassword := strings.Cut(m[3:len(m)-1], ":")
+		if !PlainUserName(user) {
+			user = "xxxxx"
+		}
+		if hasPassword {
+			return "://" + user + ":xxxxx@"
+		}
+		return "://" + user + "@"
+	})
+}
+
+// RedactError returns err with RedactURLs applied to its message, keeping
+// the chain for errors.Is and errors.As; err itself when nothing changed.
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := RedactURLs(msg); clean != msg {
+		return &redactedError{msg: clean, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
