@@ -72,10 +72,6 @@ type Result struct {
 	Err           error
 }
 
-// ifNotPresent marks rendered Namespaces: created when missing, never
-// patched when they exist.
-const ifNotPresentAnnotation = "mcs-gitops.io/ssa"
-
 func (a *Applier) log() *slog.Logger {
 	l := a.Log
 	if l == nil {
@@ -152,12 +148,14 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 		a.Memory.Forget()
 		return fail(err)
 	}
-	refused, err := a.applyStaged(ctx, toApply, res)
+	// Namespaces first: the objects inside them need them.
+	rest, refusedNS := a.createNamespaces(ctx, toApply, res)
+	refused, err := a.applyStaged(ctx, rest, res)
 	if err != nil {
 		a.Memory.Forget()
 		return fail(err)
 	}
-	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[keyOf(d.obj)] })
+	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[keyOf(d.obj)] || refusedNS[keyOf(d.obj)] })
 
 	// Prune and status are independent: one failing does not stop the other.
 	var errs []error
@@ -236,14 +234,6 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject
 		}
 		delete(cp.Object, "status")
 		setOwnerLabels(cp, owner)
-		if k.GroupKind == namespaceGK {
-			ann := cp.GetAnnotations()
-			if ann == nil {
-				ann = map[string]string{}
-			}
-			ann[ifNotPresentAnnotation] = "IfNotPresent"
-			cp.SetAnnotations(ann)
-		}
 		out = append(out, d)
 	}
 	return out, nil
@@ -270,7 +260,6 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 	// an immutable-field change (a derived Service turning headless)
 	// recreates the object rather than failing every cycle.
 	opts.Force = true
-	opts.IfNotPresentSelector = map[string]string{ifNotPresentAnnotation: "IfNotPresent"}
 	opts.WaitTimeout = 30 * time.Second
 	opts.WaitInterval = 200 * time.Millisecond
 

@@ -40,31 +40,16 @@ func serviceOf(u *unstructured.Unstructured) string {
 	return ""
 }
 
-// applyEach applies objects one at a time, Namespaces first, after a
-// staged apply failed: ssa dry-runs a whole stage and stops at the first
-// error, so one refused object would otherwise keep every other import,
-// prune and status write of the member from happening. It returns the keys
-// of the objects that were refused.
-func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, objs []desiredObject, opts ssa.ApplyOptions, res *Result) map[objKey]bool {
-	var namespaces, rest []desiredObject
-	for _, d := range objs {
-		if keyOf(d.obj).GroupKind == namespaceGK {
-			namespaces = append(namespaces, d)
-		} else {
-			rest = append(rest, d)
-		}
-	}
-	ordered := append(namespaces, rest...)
+// applyEach applies objects one at a time, in parallel, after a staged
+// apply failed: ssa dry-runs a whole stage and stops at the first error, so
+// one refused object would otherwise keep every other import, prune and
+// status write of the member from happening. Namespaces never get here
+// (createNamespaces). It returns the keys of the objects that were refused.
+func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordered []desiredObject, opts ssa.ApplyOptions, res *Result) map[objKey]bool {
 	entries := make([]*ssa.ChangeSetEntry, len(ordered))
 	errs := make([]error, len(ordered))
-	// Namespaces first, one by one, before the objects inside them; then
-	// the rest in parallel.
-	for i, d := range namespaces {
-		entries[i], errs[i] = rm.Apply(ctx, d.obj, opts)
-	}
-	n := len(namespaces)
-	forEach(ctx, len(rest), func(ctx context.Context, i int) error {
-		entries[n+i], errs[n+i] = rm.Apply(ctx, rest[i].obj, opts)
+	forEach(ctx, len(ordered), func(ctx context.Context, i int) error {
+		entries[i], errs[i] = rm.Apply(ctx, ordered[i].obj, opts)
 		return nil
 	})
 	refused := map[objKey]bool{}

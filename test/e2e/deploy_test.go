@@ -25,9 +25,10 @@ func TestDeployManifests(t *testing.T) {
 	root, err := filepath.Abs("../../deploy")
 	require.NoError(t, err)
 	want := map[string][]string{
-		"controller":  {"Deployment/mcs-gitops/mcs-gitops", "Role/mcs-gitops/mcs-gitops", "ConfigMap"},
-		"cronjob":     {"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops"},
-		"member-rbac": {"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member"},
+		"controller":                    {"Deployment/mcs-gitops/mcs-gitops", "Role/mcs-gitops/mcs-gitops", "ConfigMap"},
+		"cronjob":                       {"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops"},
+		"member-rbac":                   {"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member"},
+		"member-rbac/create-namespaces": {"ClusterRole//mcs-gitops-member-create-namespaces", "ClusterRoleBinding//mcs-gitops-member-create-namespaces"},
 	}
 	for dir, kinds := range want {
 		t.Run(dir, func(t *testing.T) {
