@@ -28,6 +28,7 @@ func TestDeployManifests(t *testing.T) {
 		"controller":                    {"Deployment/mcs-gitops/mcs-gitops", "Role/mcs-gitops/mcs-gitops", "ConfigMap"},
 		"cronjob":                       {"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops"},
 		"member-rbac":                   {"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member"},
+		"member-rbac/admission-policy":  {"ValidatingAdmissionPolicy//mcs-gitops-member", "ValidatingAdmissionPolicyBinding//mcs-gitops-member"},
 		"member-rbac/create-namespaces": {"ClusterRole//mcs-gitops-member-create-namespaces", "ClusterRoleBinding//mcs-gitops-member-create-namespaces"},
 	}
 	for dir, kinds := range want {

@@ -3,12 +3,17 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -41,21 +46,24 @@ func grantMemberRole(t *testing.T, c *envtest.Cluster, dirs ...string) {
 
 // TestSyncRunsWithOnlyTheMemberRole: every cycle step (read, apply, prune,
 // status, a created Namespace) works with exactly the rights
-// deploy/member-rbac grants, so the role is known to be enough; the rights
-// it leaves out are known to be unused.
+// deploy/member-rbac grants and under its admission policy, so the role is
+// known to be enough and the policy to let every rendered shape through;
+// the same credential used directly for anything else is refused.
 func TestSyncRunsWithOnlyTheMemberRole(t *testing.T) {
 	w := newWorld(t, 2, "  render:\n    createMissingNamespaces: true\n")
 	ctx := context.Background()
 	c1, c2 := w.member("cluster-1"), w.member("cluster-2")
 	for _, m := range w.members {
-		grantMemberRole(t, m, ".", "create-namespaces")
+		grantMemberRole(t, m, ".", "create-namespaces", "admission-policy")
 		require.NoError(t, m.WriteKubeconfigAs(filepath.Join(w.dir, m.Name+".kubeconfig"), memberUser,
 			"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"))
 	}
 	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "shop"))
+	// First, so that every cycle below runs under the enforced policy too.
+	attackWithMemberCredential(t, c2, filepath.Join(w.dir, c2.Name+".kubeconfig"))
 
 	export(t, c1, "shop", "cart", 80, "10.1.0.10")
-	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "shop"))
 	export(t, c1, "pay", "ledger", 5432, "10.1.0.11") // cluster-2 has no namespace pay
 	out := w.sync()
 	assert.Empty(t, out.FailedMembers())
@@ -74,4 +82,60 @@ func TestSyncRunsWithOnlyTheMemberRole(t *testing.T) {
 	out = w.sync()
 	assert.Empty(t, out.FailedMembers())
 	assert.False(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "cart"), "pruned")
+}
+
+// attackWithMemberCredential uses mcs-gitops's member credential directly,
+// as whoever stole it would: RBAC allows each of these requests, and the
+// admission policy of deploy/member-rbac/admission-policy refuses them.
+func attackWithMemberCredential(t *testing.T, c *envtest.Cluster, kubeconfig string) {
+	ctx := context.Background()
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	stolen, err := client.New(rc, client.Options{Scheme: envtest.Scheme()})
+	require.NoError(t, err)
+
+	user := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "checkout", Namespace: "shop"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "checkout"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+	require.NoError(t, c.Client.Create(ctx, user))
+	// A policy takes a moment to be loaded after it is created.
+	eventually(t, 30*time.Second, func() bool {
+		err := stolen.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "shop"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "managed-by=mcs-gitops")
+	}, "the admission policy is not enforced")
+	managed := map[string]string{render.ManagedByLabel: render.ManagedByValue}
+	sliceLabels := map[string]string{render.ManagedByLabel: render.ManagedByValue,
+		discoveryv1.LabelManagedBy: render.EndpointSliceManager, discoveryv1.LabelServiceName: "kubernetes"}
+	for _, a := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"a Service with externalIPs", func() error {
+			return stolen.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-evil", Namespace: "shop", Labels: managed},
+				Spec: corev1.ServiceSpec{ExternalIPs: []string{"8.8.8.8"}, Ports: []corev1.ServicePort{{Port: 53}}}})
+		}, "without external IPs or node ports"},
+		{"a NodePort Service", func() error {
+			return stolen.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-np", Namespace: "shop", Labels: managed},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}})
+		}, "without external IPs or node ports"},
+		{"a Service without the managed-by label", func() error {
+			return stolen.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "shop"},
+				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"deleting a user's Service", func() error { return stolen.Delete(ctx, user.DeepCopy()) }, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"a slice for the kubernetes Service", func() error {
+			return stolen.Create(ctx, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes-evil", Namespace: "default", Labels: sliceLabels},
+				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.9.9.9"}}}})
+		}, "for the Services it derives"},
+		{"a privileged Namespace", func() error {
+			return stolen.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "evil",
+				Labels: map[string]string{render.ManagedByLabel: render.ManagedByValue, "pod-security.kubernetes.io/enforce": "privileged"}}})
+		}, "without labels or annotations of its own choosing"},
+	} {
+		err := a.do()
+		require.Error(t, err, a.name)
+		assert.Contains(t, err.Error(), a.want, a.name)
+	}
+	assert.True(t, exists(c.Client, &corev1.Service{}, "shop", "checkout"), "the user's Service is still there")
 }
