@@ -45,6 +45,16 @@ func TestRenderCheckOnATamperedTree(t *testing.T) {
 
 	_, err = run(t, append([]string{"render", "--check"}, args...)...)
 	require.NoError(t, err, "after render the tree is current")
+
+	// status/gateways.yaml is read before rendering (the committed port
+	// allocations): a link there is refused, not read into a parse error.
+	gateways := filepath.Join(dir, "status", "gateways.yaml")
+	require.NoError(t, os.Symlink(secret, gateways))
+	_, err = run(t, append([]string{"render", "--check"}, args...)...)
+	require.Error(t, err)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Contains(t, err.Error(), "gateways.yaml is a symbolic link")
+	assert.NotContains(t, err.Error(), "hunter2")
 }
 
 // A write that fails half way (here RLIMIT_FSIZE, as a full disk would) is
