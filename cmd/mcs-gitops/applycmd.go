@@ -21,10 +21,17 @@ exports or committing anything. Use it to roll back (apply an older commit) or
 to apply a commit reviewed in a pull request. Objects this tool applied before
 and the commit no longer holds are pruned; nothing else is touched.
 
+Only what the renderer could have written is applied: an object of
+clusters/<member>/ outside those shapes (an EndpointSlice for a Service the
+commit does not render, a Service with externalIPs or node ports, a route
+to another Gateway, a labelled Namespace) is refused before anything is
+sent, named, and counted as a member problem; the rest is applied.
+
 A commit without clusters/<member>/ for a configured member (the initial
 commit, another branch, a repository that is not a rendered one) would prune
-every import there: that member is refused and left alone unless
---allow-empty is given, and then every object deleted is printed.
+every import there: that member is refused and left alone, with the list of
+what it would delete, unless --allow-empty is given, and then every object
+deleted is printed.
 
 ` + loopExitCodes,
 		Example: `  # re-apply the current HEAD
