@@ -73,27 +73,51 @@ type commit struct {
 
 // Check returns a Violation for every object in objs (one member
 // directory of one commit) that is not a shape the renderer emits for m,
-// in objs order. An object with a violation must not be applied.
+// in objs order. An object with a violation must not be applied, and does
+// not count as rendered for the objects that refer to it: a slice may feed
+// only a Service that is itself within the contract.
 func Check(m Member, objs []*unstructured.Unstructured) []Violation {
 	c := commit{m: m, services: map[string]*unstructured.Unstructured{}, imports: map[string]bool{}, sets: map[string]bool{}}
-	for _, u := range objs {
-		key := u.GetNamespace() + "/" + u.GetName()
-		switch gk := u.GroupVersionKind().GroupKind(); gk {
-		case serviceGK:
-			c.services[key] = u
-		case serviceImportGK:
-			c.imports[key] = true
-		case listenerSetGK:
-			c.sets[key] = true
+	why := make([]string, len(objs))
+	// Referenced kinds first, each indexed once it has passed: imports
+	// (Services need one), then Services and ListenerSets (slices and
+	// routes need them), then the rest.
+	for _, phase := range [][]schema.GroupKind{{serviceImportGK}, {serviceGK, listenerSetGK}, nil} {
+		for i, u := range objs {
+			gk := u.GroupVersionKind().GroupKind()
+			if !inPhase(gk, phase) {
+				continue
+			}
+			if why[i] = c.check(u); why[i] != "" {
+				continue
+			}
+			key := u.GetNamespace() + "/" + u.GetName()
+			switch gk {
+			case serviceImportGK:
+				c.imports[key] = true
+			case serviceGK:
+				c.services[key] = u
+			case listenerSetGK:
+				c.sets[key] = true
+			}
 		}
 	}
 	var out []Violation
 	for i, u := range objs {
-		if err := c.check(u); err != "" {
-			out = append(out, Violation{Index: i, Object: describe(u), Reason: err})
+		if why[i] != "" {
+			out = append(out, Violation{Index: i, Object: describe(u), Reason: why[i]})
 		}
 	}
 	return out
+}
+
+// inPhase says whether gk is checked in the phase listing kinds; the last
+// phase (nil) takes every kind no earlier phase named.
+func inPhase(gk schema.GroupKind, kinds []schema.GroupKind) bool {
+	if kinds != nil {
+		return slices.Contains(kinds, gk)
+	}
+	return gk != serviceImportGK && gk != serviceGK && gk != listenerSetGK
 }
 
 func describe(u *unstructured.Unstructured) string {
@@ -106,6 +130,9 @@ func describe(u *unstructured.Unstructured) string {
 // check returns why u breaks the contract, or "".
 func (c *commit) check(u *unstructured.Unstructured) string {
 	obj := u.Object
+	if u.GetAPIVersion() == "" || u.GetName() == "" {
+		return "an object without apiVersion or name is never rendered"
+	}
 	if l := u.GetLabels(); l[render.ManagedByLabel] != render.ManagedByValue {
 		return fmt.Sprintf("label %s=%s is missing", render.ManagedByLabel, render.ManagedByValue)
 	}
