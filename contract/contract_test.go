@@ -84,7 +84,7 @@ func TestContractRefusesShapesTheRendererNeverEmits(t *testing.T) {
 		m               contract.Member
 		noRoute         bool // the base's route would fail for m too
 	}{
-		{name: "slice attached to the kubernetes Service", want: "feeds Service default/kubernetes, which this commit does not render", add: `apiVersion: discovery.k8s.io/v1
+		{name: "slice attached to the kubernetes Service", want: "feeds Service default/kubernetes, which this commit does not render within the contract", add: `apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata:
   name: kubernetes-evil
@@ -93,7 +93,7 @@ metadata:
 addressType: IPv4
 endpoints: [{addresses: [10.9.9.9]}]
 ports: [{name: https, port: 443, protocol: TCP}]`},
-		{name: "slice attached to a user's Service", want: "feeds Service web/checkout, which this commit does not render", add: `apiVersion: discovery.k8s.io/v1
+		{name: "slice attached to a user's Service", want: "feeds Service web/checkout, which this commit does not render within the contract", add: `apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata:
   name: checkout-evil
@@ -294,5 +294,5 @@ addressType: IPv4`)
 	v := contract.Check(member, objs)
 	require.Len(t, v, 2)
 	assert.Contains(t, v[0].Reason, "label app.kubernetes.io/managed-by=mcs-gitops is missing")
-	assert.Contains(t, v[1].Reason, "feeds Service web/derived-m843m4cq60, which this commit does not render")
+	assert.Contains(t, v[1].Reason, "feeds Service web/derived-m843m4cq60, which this commit does not render within the contract")
 }

@@ -74,7 +74,7 @@ func (c *commit) slice(u *unstructured.Unstructured) string {
 	target := u.GetNamespace() + "/" + l[discoveryv1.LabelServiceName]
 	svc, ok := c.services[target]
 	if !ok {
-		return fmt.Sprintf("it feeds Service %s, which this commit does not render; a slice may only feed a rendered Service", target)
+		return fmt.Sprintf("it feeds Service %s, which this commit does not render within the contract; a slice may only feed a rendered Service", target)
 	}
 	if svc.GetLabels()[mcsv1alpha1.LabelServiceName] != l[mcsv1alpha1.LabelServiceName] {
 		return fmt.Sprintf("label %s does not match that of Service %s", mcsv1alpha1.LabelServiceName, target)

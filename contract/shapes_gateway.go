@@ -49,7 +49,7 @@ func (c *commit) route(u *unstructured.Unstructured, http bool) string {
 			}
 			name := str(b, "name")
 			if _, rendered := c.services[ns+"/"+name]; name != exported && !rendered {
-				return fmt.Sprintf("spec.rules[%d].backendRefs[%d]: Service %s is neither the exported Service %s nor one this commit renders", i, j, name, exported)
+				return fmt.Sprintf("spec.rules[%d].backendRefs[%d]: Service %s is neither the exported Service %s nor one this commit renders within the contract", i, j, name, exported)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func (c *commit) parent(ns string, p map[string]any) string {
 		if _, ok := c.services[ns+"/"+name]; ok {
 			return ""
 		}
-		return fmt.Sprintf("Service %s/%s is not rendered in this commit", ns, name)
+		return fmt.Sprintf("Service %s/%s is not rendered in this commit within the contract", ns, name)
 	}
 	return fmt.Sprintf("%s %s/%s: routes attach only to the member's Gateway or to a ListenerSet or Service of the same commit", kind, pns, name)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
@@ -78,6 +80,11 @@ func pushTamperedCommit(t *testing.T, remote string) {
 	_, err = k.WriteString("- tampered.yaml\n")
 	require.NoError(t, err)
 	require.NoError(t, k.Close())
+	// And a rendered object changed into one the renderer never emits.
+	derived := filepath.Join(member, "shop", "cart", "derived-service.yaml")
+	b, err := os.ReadFile(derived)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(derived, []byte(strings.Replace(string(b), "spec:\n", "spec:\n  externalIPs: [203.0.113.7]\n", 1)), 0o644))
 	run("add", "-A")
 	run("commit", "-q", "-m", "innocent change")
 	run("push", "-q", "origin", "main")
@@ -112,7 +119,11 @@ func TestTamperedCommitAppliesOnlyRenderedShapes(t *testing.T) {
 	assert.False(t, exists(c2.Client, &corev1.Service{}, "shop", "dns-hijack"))
 	assert.False(t, exists(c2.Client, &corev1.Namespace{}, "", "privileged"))
 	assert.True(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "cart"), "the rendered objects are applied")
-	assert.True(t, exists(c2.Client, &corev1.Service{}, "shop", render.DerivedServiceName("shop", "cart")))
+	derived := render.DerivedServiceName("shop", "cart")
+	assert.Contains(t, partial.Error(), "cluster-2: not applied: Service/shop/"+derived+": not a shape mcs-gitops renders, refused before applying: spec.externalIPs")
+	svc := &corev1.Service{}
+	require.NoError(t, c2.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: derived}, svc), "what was applied before is not lost")
+	assert.Empty(t, svc.Spec.ExternalIPs)
 
 	// The next cycle renders the member's directory again: the file is gone.
 	out, err := loop.Sync(ctx)
