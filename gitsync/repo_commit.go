@@ -91,8 +91,12 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 			return head, false, fmt.Errorf("path %s in the repository: %w", r.opts.Path, err)
 		}
 	}
-	if _, err := WriteTree(r.Dir(), files, roots); err != nil {
+	written, err := WriteTree(r.Dir(), files, roots)
+	if err != nil {
 		return head, false, fmt.Errorf("writing the rendered tree into %s: %w", r.Dir(), err)
+	}
+	for _, p := range written.Unsafe {
+		r.opts.Log.Warn("deleted a symbolic link or special file from the rendered tree; it was not followed", "path", p)
 	}
 	d, err := r.diffHead(head, files, roots)
 	if err != nil {

@@ -62,25 +62,37 @@ func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error
 	if err != nil {
 		return nil, &IOError{err}
 	}
-	notDir := map[string]bool{} // entries that cannot be a parent directory
-	for _, p := range existing {
-		notDir[p] = true
-	}
-	for _, p := range unsafe {
-		notDir[p] = true
+	// A rendered path needs each of its parents to be a directory; an
+	// existing file or link there is in the way (blocked) and the paths
+	// below it are missing. Only the parents are put in a map, not the
+	// tens of thousands of files.
+	parents := map[string]bool{}
+	for _, p := range paths {
+		for d := parentOf(p); d != "" && !parents[d]; d = parentOf(d) {
+			parents[d] = true
+		}
 	}
 	pl := &treePlan{missing: map[string]bool{}}
 	blocked := map[string]bool{}
-	below := func(p string) bool { // some parent of p is not a directory
+	for _, list := range [][]string{existing, unsafe} {
+		for _, p := range list {
+			if parents[p] {
+				blocked[p] = true
+			}
+		}
+	}
+	below := func(p string) bool {
+		if len(blocked) == 0 {
+			return false
+		}
 		for d := parentOf(p); d != ""; d = parentOf(d) {
-			if notDir[d] {
-				blocked[d] = true
+			if blocked[d] {
 				return true
 			}
 		}
 		return false
 	}
-	unsafeSet := map[string]bool{}
+	unsafeSet := make(map[string]bool, len(unsafe))
 	for _, p := range unsafe {
 		unsafeSet[p] = true
 	}

@@ -55,15 +55,33 @@ func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, e
 }
 
 // stage writes every changed file beside its target, then renames them all
-// into place. A failure before the renames undoes this run's writes.
+// into place. A file in a directory this run created is written in place,
+// which saves a rename per file on a first render: undoing the run removes
+// that directory whole, and a run killed half way leaves at most a partial
+// file in a directory that did not exist, which the next run rewrites (its
+// bytes differ) and which nothing applies (apply reads commits). A failure
+// before the renames undoes this run's writes.
 func stage(dir string, files map[string][]byte, pl *treePlan) error {
 	created, err := makeDirs(dir, pl.Written)
+	fresh := map[string]bool{}
+	for _, d := range created {
+		fresh[d] = true
+	}
+	target := func(p string) (path string, staged bool) {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if fresh[parentOf(p)] {
+			return full, false
+		}
+		return full + stagedSuffix, true
+	}
 	undo := func() {
 		for _, p := range pl.Written {
-			os.Remove(filepath.Join(dir, filepath.FromSlash(p)) + stagedSuffix)
+			if path, staged := target(p); staged {
+				os.Remove(path)
+			}
 		}
 		for i := len(created) - 1; i >= 0; i-- {
-			os.Remove(created[i])
+			os.RemoveAll(filepath.Join(dir, filepath.FromSlash(created[i])))
 		}
 	}
 	if err != nil {
@@ -71,8 +89,8 @@ func stage(dir string, files map[string][]byte, pl *treePlan) error {
 		return err
 	}
 	err = forEach(len(pl.Written), func(i int) error {
-		p := pl.Written[i]
-		return writeStaged(filepath.Join(dir, filepath.FromSlash(p))+stagedSuffix, files[p])
+		path, _ := target(pl.Written[i])
+		return writeNew(path, files[pl.Written[i]])
 	})
 	if err != nil {
 		undo()
@@ -81,13 +99,17 @@ func stage(dir string, files map[string][]byte, pl *treePlan) error {
 	// Renames need no new data blocks, so past this point a full disk no
 	// longer fails the write.
 	return forEach(len(pl.Written), func(i int) error {
-		full := filepath.Join(dir, filepath.FromSlash(pl.Written[i]))
-		return os.Rename(full+stagedSuffix, full)
+		path, staged := target(pl.Written[i])
+		if !staged {
+			return nil
+		}
+		return os.Rename(path, strings.TrimSuffix(path, stagedSuffix))
 	})
 }
 
 // makeDirs creates the parent directories of paths, each once, and returns
-// the ones it created, parents before children.
+// the ones it created (slash-separated, relative to dir), parents before
+// children.
 func makeDirs(dir string, paths []string) ([]string, error) {
 	need := map[string]bool{}
 	for _, p := range paths {
@@ -112,7 +134,7 @@ func makeDirs(dir string, paths []string) ([]string, error) {
 		err := os.Mkdir(full, 0o755)
 		switch {
 		case err == nil:
-			created = append(created, full)
+			created = append(created, d)
 		case errors.Is(err, fs.ErrExist):
 			// plan removed every link and file in the way, so what exists
 			// here is a real directory; Lstat proves it before writing below.
@@ -130,9 +152,9 @@ func makeDirs(dir string, paths []string) ([]string, error) {
 	return created, nil
 }
 
-// writeStaged creates path exclusively (a leftover from a killed run is
+// writeNew creates path exclusively (a leftover from a killed run is
 // removed first) and never through a link.
-func writeStaged(path string, data []byte) error {
+func writeNew(path string, data []byte) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -60,7 +60,22 @@ func ReadFile(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &UnsafeError{Path: path, Kind: Kind(st.Mode())}
 	}
-	return io.ReadAll(f)
+	// Sized like os.ReadFile does: the tree is read file by file, tens of
+	// thousands of them, and growing a buffer for each doubles the garbage.
+	data := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) { // it grew since the stat
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // CheckParents verifies that every directory from root (trusted, may
