@@ -73,11 +73,15 @@ func Parse(member, file string, data []byte) (*Snapshot, error) {
 			return nil, err
 		}
 	}
-	if p.objects == 0 {
-		// An empty file would read as "this member exports nothing" and
-		// withdraw its imports everywhere; a real member always has
-		// Namespaces.
-		return nil, p.errorf(0, "", "holds no Kubernetes object; a member's snapshot lists at least its Namespaces (an empty one would withdraw every export of %s)", member)
+	if p.s.empty() {
+		// An empty file, or one of only kinds a snapshot does not read,
+		// would read as "this member exports nothing" and withdraw its
+		// imports everywhere; a real member always has Namespaces.
+		what := "holds no Kubernetes object"
+		if p.objects > 0 {
+			what = fmt.Sprintf("holds %d object(s), none of a kind a snapshot reads", p.objects)
+		}
+		return nil, p.errorf(0, "", "%s; a member's snapshot lists at least its Namespaces (an empty one would withdraw every export of %s)", what, member)
 	}
 	p.s.sort()
 	return p.s, nil

@@ -285,3 +285,13 @@ func TestRejectedObjectsRoundTrip(t *testing.T) {
 		assert.Contains(t, err.Error(), "in.yaml:1:", name)
 	}
 }
+
+// A snapshot of only kinds a snapshot does not read loads as empty, and an
+// empty snapshot withdraws every export: refused like an empty file.
+// (Found by FuzzParseSnapshot: such a file parsed, but its Format did not.)
+func TestParseRefusesOnlyUnreadKinds(t *testing.T) {
+	_, err := Parse("m", "in.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x, namespace: y}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in.yaml")
+	assert.Contains(t, err.Error(), "holds 2 object(s), none of a kind a snapshot reads")
+}

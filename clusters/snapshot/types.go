@@ -50,3 +50,11 @@ type Snapshot struct {
 // snapshot file records the resolved gateway addresses. mcs-gitops writes
 // it into the snapshot only; it is not read from or written to a cluster.
 const GatewayAddressesProperty = "gateway-addresses.mcs-gitops.io"
+
+// empty reports whether the snapshot holds nothing at all, which no real
+// member's does (it has Namespaces).
+func (s *Snapshot) empty() bool {
+	return s.ClusterID == "" && len(s.Namespaces) == 0 && len(s.ServiceExports) == 0 && len(s.Services) == 0 &&
+		len(s.EndpointSlices) == 0 && len(s.GlobalTrafficPolicies) == 0 && s.GatewayAddresses == nil &&
+		len(s.Rejected) == 0 && len(s.ServiceCIDRs) == 0
+}
