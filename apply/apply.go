@@ -136,8 +136,11 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	}
 	// Outside the contract is refused before anything is sent, and stays
 	// in desired so that prune keeps whatever was applied under that name.
-	outside := a.checkContract(objects, desired, res)
-	fresh, known := a.Memory.split(slices.DeleteFunc(slices.Clone(desired), func(d desiredObject) bool { return outside[keyOf(d.obj)] }), a.now())
+	inside := desired
+	if outside := a.checkContract(objects, desired, res); len(outside) > 0 {
+		inside = slices.DeleteFunc(slices.Clone(desired), func(d desiredObject) bool { return outside[keyOf(d.obj)] })
+	}
+	fresh, known := a.Memory.split(inside, a.now())
 	for _, d := range desired {
 		if known[keyOf(d.obj)] {
 			res.Unchanged = append(res.Unchanged, describe(d.obj))

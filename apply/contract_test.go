@@ -37,4 +37,3 @@ func TestContractAcceptsEveryRenderedFixture(t *testing.T) {
 		assert.Positive(t, kinds[k], "no fixture renders a %s", k)
 	}
 }
-

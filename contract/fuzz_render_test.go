@@ -2,11 +2,9 @@ package contract_test
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -21,15 +19,7 @@ import (
 // applier never refuses rendered output. The fixtures prove it for the
 // scenarios people wrote; this proves it for inputs nobody thought of.
 func FuzzRenderedIsInsideTheContract(f *testing.F) {
-	archives, err := filepath.Glob(filepath.Join("..", "fixtures", "*.txtar"))
-	if err != nil || len(archives) == 0 {
-		f.Fatalf("no fixtures: %v", err)
-	}
-	for _, a := range archives {
-		ar, err := txtar.ParseFile(a)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, ar := range fixtureArchives(f) {
 		var in [][]byte
 		for _, file := range ar.Files {
 			if strings.HasPrefix(file.Name, "inputs/") && len(in) < 2 && len(file.Data) <= maxFuzzInput {

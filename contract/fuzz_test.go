@@ -29,20 +29,13 @@ func FuzzContract(f *testing.F) {
 	// the archives as files: importing the renderer's test helpers (or the
 	// applier, for its kustomize build) would link so much into the fuzz
 	// binary that coverage bookkeeping, not the target, took the time.
-	archives, err := filepath.Glob(filepath.Join("..", "fixtures", "*.txtar"))
-	if err != nil || len(archives) == 0 {
-		f.Fatalf("no fixtures: %v", err)
-	}
-	for _, a := range archives {
-		ar, err := txtar.ParseFile(a)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, ar := range fixtureArchives(f) {
 		var cfg *v1alpha1.ClusterSet
+		var err error
 		dirs := map[string]*bytes.Buffer{}
 		for _, file := range ar.Files {
 			if file.Name == "clusterset.yaml" {
-				if cfg, err = v1alpha1.Parse(a, file.Data); err != nil {
+				if cfg, err = v1alpha1.Parse(ar.name, file.Data); err != nil {
 					f.Fatal(err)
 				}
 			}
@@ -109,6 +102,30 @@ func FuzzContract(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fixtureArchives reads every fixture scenario as plain txtar, in file
+// name order: the fuzz seeds come from them without linking the fixtures
+// package's renderer helpers into the fuzz binary.
+func fixtureArchives(f *testing.F) []fixtureArchive {
+	f.Helper()
+	names, err := filepath.Glob(filepath.Join("..", "fixtures", "*.txtar"))
+	if err != nil || len(names) == 0 {
+		f.Fatalf("no fixtures: %v", err)
+	}
+	out := make([]fixtureArchive, len(names))
+	for i, n := range names {
+		out[i].name = n
+		if out[i].Archive, err = txtar.ParseFile(n); err != nil {
+			f.Fatal(err)
+		}
+	}
+	return out
+}
+
+type fixtureArchive struct {
+	name string
+	*txtar.Archive
 }
 
 // maxFuzzInput keeps the seeds to the fixtures of ordinary size.

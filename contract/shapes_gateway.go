@@ -66,10 +66,7 @@ func (c *commit) parent(ns string, p map[string]any) string {
 	if kind == "" {
 		kind = "Gateway"
 	}
-	pns := ns
-	if v, ok := p["namespace"]; ok {
-		pns, _ = v.(string)
-	}
+	pns := refNamespace(p, ns)
 	switch {
 	case kind == "Gateway" && (!hasGroup || group == gatewayGroup):
 		return c.isMemberGateway(pns, name)
@@ -111,10 +108,7 @@ func (c *commit) listenerSet(u *unstructured.Unstructured) string {
 	if bad := extraKeys(p, "group", "kind", "name", "namespace"); bad != "" {
 		return "spec.parentRef." + bad + " is never rendered"
 	}
-	pns := u.GetNamespace()
-	if v, ok := p["namespace"]; ok {
-		pns, _ = v.(string)
-	}
+	pns := refNamespace(p, u.GetNamespace())
 	if k := str(p, "kind"); k != "" && k != "Gateway" {
 		return fmt.Sprintf("spec.parentRef: kind %s; a ListenerSet attaches to the member's Gateway", k)
 	}
@@ -130,4 +124,16 @@ func (c *commit) listenerSet(u *unstructured.Unstructured) string {
 		}
 	}
 	return ""
+}
+
+// refNamespace is the namespace a Gateway API reference points into: its
+// own field when set (a non-string reads as "", matching nothing), else
+// the referring object's namespace.
+func refNamespace(ref map[string]any, own string) string {
+	v, ok := ref["namespace"]
+	if !ok {
+		return own
+	}
+	ns, _ := v.(string)
+	return ns
 }

@@ -28,7 +28,7 @@ import (
 func AuthFrom(a v1alpha1.GitAuth, url string, read func(*v1alpha1.CredentialSource) ([]byte, error)) (transport.AuthMethod, error) {
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
-		return nil, fmt.Errorf("git URL %s is not a path, https, ssh or user@host:path URL", (&Repo{opts: Options{URL: url}}).redact(url))
+		return nil, fmt.Errorf("git URL %s is not a path, https, ssh or user@host:path URL", (&Repo{opts: Options{URL: url}}).scrubString(url))
 	}
 	switch ep.Protocol {
 	case "http", "https":

@@ -28,22 +28,16 @@ func authSecrets(a transport.AuthMethod) []string {
 	return out
 }
 
-// redact removes a password, or a token used as the user, from a URL for
-// messages. It works on text, so a URL that does not even parse is
-// redacted too.
-func (r *Repo) redact(raw string) string {
-	return r.scrubString(raw)
-}
-
 // scrubString removes every known secret from s: the auth method's, and
 // whatever userinfo of the repository URL is not a plain user name, even
 // where a transport quoted it in another form (go-git writes "***" for the
-// password but keeps the user).
+// password but keeps the user). It works on text, so a URL that does not
+// even parse is redacted too.
 func (r *Repo) scrubString(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "xxxxx")
 	}
-	if info := urlUserinfo(r.opts.URL); info != "" {
+	if info, ok := v1alpha1.URLUserinfo(r.opts.URL); ok {
 		user, password, _ := strings.Cut(info, ":")
 		if len(password) >= 4 {
 			s = strings.ReplaceAll(s, password, "xxxxx")
@@ -53,23 +47,6 @@ func (r *Repo) scrubString(s string) string {
 		}
 	}
 	return v1alpha1.RedactURLs(s)
-}
-
-// urlUserinfo is the userinfo of a scheme://userinfo@host URL, or "".
-func urlUserinfo(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := u[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	return rest[:at]
 }
 
 // scrub returns err with every known secret replaced. errors.Is and

@@ -87,7 +87,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 	if r.opts.Path != "" {
 		// The sub-path comes from the config, but the repository's content
 		// could have turned it into a link out of the worktree.
-		if err := nofollow.CheckParents(r.root, r.opts.Path+"/x"); err != nil {
+		if err := nofollow.CheckDir(r.root, r.opts.Path); err != nil {
 			return head, false, fmt.Errorf("path %s in the repository: %w", r.opts.Path, err)
 		}
 	}

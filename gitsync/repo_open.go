@@ -32,7 +32,7 @@ func Open(ctx context.Context, o Options) (*Repo, error) {
 		return r, r.openInPlace(local)
 	}
 	if o.Workdir == "" {
-		return nil, fmt.Errorf("git repository %s must be cloned but no workdir is set", r.redact(o.URL))
+		return nil, fmt.Errorf("git repository %s must be cloned but no workdir is set", r.scrubString(o.URL))
 	}
 	if err := r.openClone(ctx); err != nil {
 		return nil, r.scrub(err)
@@ -117,15 +117,15 @@ func (r *Repo) openClone(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.opts.Log.Info("git repository cloned", "url", r.redact(r.opts.URL), "branch", r.opts.Branch, "workdir", dir)
+		r.opts.Log.Info("git repository cloned", "url", r.scrubString(r.opts.URL), "branch", r.opts.Branch, "workdir", dir)
 		return r.attach(repo, dir)
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, plumbing.ErrReferenceNotFound),
 		errors.As(err, new(git.NoMatchingRefSpecError)):
 		// Nothing to clone on Branch yet: start it.
-		r.opts.Log.Info("git remote has no branch yet; the first commit creates it", "url", r.redact(r.opts.URL), "branch", r.opts.Branch)
+		r.opts.Log.Info("git remote has no branch yet; the first commit creates it", "url", r.scrubString(r.opts.URL), "branch", r.opts.Branch)
 		return r.initEmpty(dir)
 	default:
-		return fmt.Errorf("cloning %s (branch %s) into %s: %w", r.redact(r.opts.URL), r.opts.Branch, dir, err)
+		return fmt.Errorf("cloning %s (branch %s) into %s: %w", r.scrubString(r.opts.URL), r.opts.Branch, dir, err)
 	}
 }
 

@@ -327,7 +327,7 @@ func TestCloneErrorDoesNotLeakURLPassword(t *testing.T) {
 	for url, secret := range map[string]string{
 		"http://bot:s3cr3t-pass@127.0.0.1:1/x.git": "s3cr3t-pass",
 		// Forges accept a token as the whole userinfo.
-		"http://ghp_abcdefghijklmnopqrstuvwxyz0123456789@127.0.0.1:1/x.git": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+		"http://ghp_abcdefghijklmnopqrstuvwxyz0123456789@127.0.0.1:1/x.git":  "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
 		"https://glpat-AbCdEf0123456789xyzw:x-oauth-basic@127.0.0.1:1/x.git": "glpat-AbCdEf0123456789xyzw",
 	} {
 		_, err := Open(context.Background(), Options{URL: url, Workdir: filepath.Join(t.TempDir(), "c"), Log: log})

@@ -42,6 +42,7 @@ func (e *IOError) Unwrap() error { return e.Err }
 type treePlan struct {
 	Changes
 	missing map[string]bool // rendered paths with no regular file on disk
+	unsafe  map[string]bool // Changes.Unsafe, as a set
 	blocked []string        // existing entries where a rendered path needs a directory
 }
 
@@ -72,7 +73,10 @@ func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error
 			parents[d] = true
 		}
 	}
-	pl := &treePlan{missing: map[string]bool{}}
+	pl := &treePlan{missing: map[string]bool{}, unsafe: make(map[string]bool, len(unsafe))}
+	for _, p := range unsafe {
+		pl.unsafe[p] = true
+	}
 	blocked := map[string]bool{}
 	for _, list := range [][]string{existing, unsafe} {
 		for _, p := range list {
@@ -92,14 +96,10 @@ func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error
 		}
 		return false
 	}
-	unsafeSet := make(map[string]bool, len(unsafe))
-	for _, p := range unsafe {
-		unsafeSet[p] = true
-	}
 	// Per path: 0 identical, 1 differs, 2 missing.
 	state := make([]uint8, len(paths))
 	for i, p := range paths {
-		if unsafeSet[p] || below(p) {
+		if pl.unsafe[p] || below(p) {
 			state[i] = 2
 		}
 	}
@@ -129,14 +129,11 @@ func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error
 			pl.missing[p] = true
 		}
 	}
-	for _, p := range existing {
-		if _, ok := files[p]; !ok {
-			pl.Removed = append(pl.Removed, p)
-		}
-	}
-	for _, p := range unsafe {
-		if _, ok := files[p]; !ok {
-			pl.Removed = append(pl.Removed, p)
+	for _, list := range [][]string{existing, unsafe} {
+		for _, p := range list {
+			if _, ok := files[p]; !ok {
+				pl.Removed = append(pl.Removed, p)
+			}
 		}
 	}
 	sort.Strings(pl.Removed)
@@ -210,7 +207,7 @@ func listFiles(dir string, roots []string) (files, unsafe []string, err error) {
 	seen := map[string]bool{}
 	for _, r := range roots {
 		// A root such as inputs/a.yaml has parents that must be real too.
-		if bad, err := linkedParent(dir, r); err != nil {
+		if bad, _, err := nofollow.NotADirectory(dir, parentOf(r)); err != nil {
 			return nil, nil, err
 		} else if bad != "" {
 			if !seen[bad] {
@@ -262,28 +259,4 @@ func listFiles(dir string, roots []string) (files, unsafe []string, err error) {
 	sort.Strings(files)
 	sort.Strings(unsafe)
 	return files, unsafe, nil
-}
-
-// linkedParent returns the first parent of rel (slash-separated, under dir)
-// that exists but is not a real directory, or "".
-func linkedParent(dir, rel string) (string, error) {
-	var parents []string
-	for d := parentOf(rel); d != ""; d = parentOf(d) {
-		parents = append(parents, d)
-	}
-	// Top down: below a link, Lstat would already have followed it.
-	for i := len(parents) - 1; i >= 0; i-- {
-		d := parents[i]
-		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if !st.IsDir() {
-			return d, nil
-		}
-	}
-	return "", nil
 }

@@ -20,16 +20,12 @@ func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Cha
 	if err != nil {
 		return "", nil, err
 	}
-	unsafe := map[string]bool{}
-	for _, p := range pl.Unsafe {
-		unsafe[p] = true
-	}
 	var b strings.Builder
 	diff := func(p string, want []byte, exists bool) error {
 		from, to := "a/"+p, "b/"+p
 		var have []byte
 		switch {
-		case unsafe[p]:
+		case pl.unsafe[p]:
 			from = "a/" + p + " (not a regular file; not read, will be deleted)"
 		case pl.missing[p]:
 			from = "/dev/null"
@@ -48,7 +44,7 @@ func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Cha
 			A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(want)),
 			FromFile: from, ToFile: to, Context: 3,
 		})
-		if text == "" && unsafe[p] {
+		if text == "" && pl.unsafe[p] {
 			text = "--- " + from + "\n+++ " + to + "\n"
 		}
 		b.WriteString(text)

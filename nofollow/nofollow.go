@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -43,7 +44,7 @@ func Kind(m fs.FileMode) string {
 // ReadFile reads path, refusing (with *UnsafeError) a last component that
 // is a symbolic link or anything but a regular file. Opening never blocks,
 // so a named pipe is refused instead of hanging the reader. The parent
-// directories are the caller's to check (CheckParents).
+// directories are the caller's to check (CheckDir).
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
@@ -78,39 +79,51 @@ func ReadFile(path string) ([]byte, error) {
 	}
 }
 
-// CheckParents verifies that every directory from root (trusted, may
-// itself be a link such as a ConfigMap mount) down to rel's parent is a
-// real directory, not a symbolic link. Missing directories are fine: a
-// writer creates them. rel is slash-separated and relative to root.
-func CheckParents(root, rel string) error {
-	parts := strings.Split(strings.Trim(filepath.ToSlash(rel), "/"), "/")
-	p := root
-	for _, part := range parts[:len(parts)-1] {
+// NotADirectory walks dir (slash-separated, relative to root) from the top
+// and returns the first component that exists but is not a real directory
+// (a symbolic link, a file), with its mode; "" when there is none. root
+// itself is trusted and may be a link, such as a ConfigMap mount. The walk
+// is top down because below a link Lstat would already have followed it,
+// and it stops at a missing component, below which nothing exists.
+func NotADirectory(root, dir string) (string, fs.FileMode, error) {
+	p, rel := root, ""
+	for _, part := range strings.Split(strings.Trim(filepath.ToSlash(dir), "/"), "/") {
 		if part == "" || part == "." {
 			continue
 		}
 		if part == ".." {
-			return fmt.Errorf("%s: a managed path may not contain ..", rel)
+			return "", 0, fmt.Errorf("%s: a managed path may not contain ..", dir)
 		}
-		p = filepath.Join(p, part)
+		p, rel = filepath.Join(p, part), path.Join(rel, part)
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return "", 0, nil
 		}
 		if err != nil {
-			return err
+			return "", 0, err
 		}
 		if !st.IsDir() {
-			return &UnsafeError{Path: p, Kind: Kind(st.Mode())}
+			return rel, st.Mode(), nil
 		}
 	}
-	return nil
+	return "", 0, nil
+}
+
+// CheckDir verifies that every component of dir under root is a real
+// directory, or missing (a writer creates it), and names the first that
+// is not in an *UnsafeError.
+func CheckDir(root, dir string) error {
+	bad, mode, err := NotADirectory(root, dir)
+	if err != nil || bad == "" {
+		return err
+	}
+	return &UnsafeError{Path: filepath.Join(root, filepath.FromSlash(bad)), Kind: Kind(mode)}
 }
 
 // ReadUnder reads root/rel without following a symbolic link anywhere below
-// root: CheckParents, then ReadFile.
+// root: CheckDir on its directory, then ReadFile.
 func ReadUnder(root, rel string) ([]byte, error) {
-	if err := CheckParents(root, rel); err != nil {
+	if err := CheckDir(root, path.Dir(filepath.ToSlash(rel))); err != nil {
 		return nil, err
 	}
 	return ReadFile(filepath.Join(root, filepath.FromSlash(rel)))

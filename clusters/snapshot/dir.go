@@ -30,7 +30,7 @@ func LoadDir(dir string, members []string) ([]*Snapshot, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".yaml") || e.IsDir() {
+		if e.IsDir() || !strings.HasSuffix(name, ".yaml") {
 			continue
 		}
 		if m := strings.TrimSuffix(name, ".yaml"); !known[m] {

@@ -25,7 +25,7 @@ type Snapshot struct {
 	// render-time error about it (an invalid or duplicate ID) can point
 	// there. Not part of the formatted snapshot.
 	ClusterIDAt string
-	Namespaces []corev1.Namespace
+	Namespaces  []corev1.Namespace
 	// ServiceExports are stored as v1alpha1; v1beta1 has the same schema.
 	ServiceExports []mcsv1alpha1.ServiceExport
 	Services       []corev1.Service

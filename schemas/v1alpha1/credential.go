@@ -59,30 +59,39 @@ func PlainUserName(u string) bool {
 // urlUserIsToken reports whether v is a URL whose user part is not a
 // plain user name.
 func urlUserIsToken(v string) bool {
-	i := strings.Index(v, "://")
-	if i < 0 {
+	info, ok := URLUserinfo(v)
+	if !ok {
 		return false
 	}
-	rest := v[i+3:]
+	user, _, _ := strings.Cut(info, ":")
+	return !PlainUserName(user)
+}
+
+// URLUserinfo returns the userinfo ("user" or "user:password") of a
+// scheme://userinfo@host/... URL, and whether it has one.
+func URLUserinfo(u string) (string, bool) {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", false
+	}
 	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
 		rest = rest[:j]
 	}
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
-		return false
+		return "", false
 	}
-	user, _, _ := strings.Cut(rest[:at], ":")
-	return !PlainUserName(user)
+	return rest[:at], true
 }
 
-// urlUserinfo matches the userinfo of scheme://userinfo@host in any text.
-var urlUserinfo = regexp.MustCompile(`://([^/@\s"']*)@`)
+// userinfoInText matches the userinfo of scheme://userinfo@host in any text.
+var userinfoInText = regexp.MustCompile(`://([^/@\s"']*)@`)
 
 // RedactURLs replaces, in any text (an error, a log line), the password of
 // every scheme://user:password@ URL, and a user part that is not a plain
 // user name (a token pasted there), with xxxxx.
 func RedactURLs(s string) string {
-	return urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
+	return userinfoInText.ReplaceAllStringFunc(s, func(m string) string {
 		user, _, hasPassword := strings.Cut(m[3:len(m)-1], ":")
 		if !PlainUserName(user) {
 			user = "xxxxx"
