@@ -24,41 +24,6 @@ import (
 
 var roots = []string{render.ClustersDir, render.StatusDir}
 
-type benchWorld struct {
-	name string
-	load func(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot)
-}
-
-// benchWorlds are the demo ClusterSet and the specified scale (see
-// generate.Target).
-func benchWorlds() []benchWorld {
-	p := generate.Target()
-	return []benchWorld{
-		{name: "demo", load: loadDemo},
-		{
-			name: fmt.Sprintf("target-%dx%dx%dx%d", p.Members, p.Services, p.ExportersPerService, p.EndpointsPerExporter),
-			load: func(*testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) { return generate.ClusterSet(p) },
-		},
-	}
-}
-
-func loadDemo(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) {
-	b.Helper()
-	cfg, err := v1alpha1.LoadFile(filepath.Join("..", "fixtures", "demo", "clusterset.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var names []string
-	for _, m := range cfg.Spec.Members {
-		names = append(names, m.Name)
-	}
-	snaps, err := snapshot.LoadDir(filepath.Join("..", "fixtures", "demo", "inputs"), names)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return cfg, snaps
-}
-
 // benchDir is where the benchmarks write: a temporary directory under
 // $MCS_BENCH_DIR when set, else under the default temporary directory.
 // Creating tens of thousands of files costs what the filesystem makes it
@@ -93,9 +58,12 @@ func renderFiles(b testing.TB, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snaps
 // BenchmarkRenderAndWrite is a first render of the whole ClusterSet into an
 // empty repository: Render, Files and WriteTree, each timed on its own too.
 func BenchmarkRenderAndWrite(b *testing.B) {
-	for _, w := range benchWorlds() {
-		b.Run(w.name, func(b *testing.B) {
-			cfg, snaps := w.load(b)
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
 			base := benchDir(b)
 			var renderT, filesT, writeT time.Duration
 			var size, objects, n int
@@ -169,9 +137,12 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 // "tree" times WriteTree alone on current files; "render+tree" the whole
 // Render, Files, WriteTree pass.
 func BenchmarkRewriteUnchanged(b *testing.B) {
-	for _, w := range benchWorlds() {
-		b.Run(w.name, func(b *testing.B) {
-			cfg, snaps := w.load(b)
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
 			dir := benchDir(b)
 			if _, err := gitsync.WriteTree(dir, renderFiles(b, cfg, snaps), roots); err != nil {
 				b.Fatal(err)
@@ -242,9 +213,12 @@ func first(s []string) []string {
 // it. "go-git-status" times Worktree.Status on the same tree, the cost
 // the decision avoids.
 func BenchmarkCommit(b *testing.B) {
-	for _, w := range benchWorlds() {
-		b.Run(w.name, func(b *testing.B) {
-			cfg, snaps := w.load(b)
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
 			files := renderFiles(b, cfg, snaps)
 			commitRoots := []string{render.ClustersDir, render.StatusDir}
 			base := benchDir(b)

@@ -14,14 +14,30 @@ import (
 // applyCommit applies commit to the members in only (all members when
 // only is nil), each independently and in parallel.
 func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[string]bool, allowEmpty bool) ([]*apply.Result, error) {
+	files, report, err := l.readCommit(commit)
+	if err != nil {
+		return nil, err
+	}
+	return l.applyFiles(ctx, files, report, only, allowEmpty), nil
+}
+
+// readCommit reads what apply needs from commit: its files under
+// clusters/ and status/ and the report they hold.
+func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Report, error) {
 	files, err := l.Repo.Files(commit, render.ClustersDir, render.StatusDir)
 	if err != nil {
-		return nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
+		return nil, nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
 	}
 	report, err := apply.ReadReport(files)
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", commit.String()[:12], err)
+		return nil, nil, fmt.Errorf("commit %s: %w", commit.String()[:12], err)
 	}
+	return files, report, nil
+}
+
+// applyFiles applies one commit's files to the members in only (all when
+// only is nil).
+func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
 	var targets []*apply.Applier
 	for _, m := range l.Members.Members() {
 		if only != nil && !only[m.Name] {
@@ -40,7 +56,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)
 	l.observeApply(results)
-	return results, nil
+	return results
 }
 
 // ApplyRef applies what commit holds to every member, the apply --ref

@@ -76,6 +76,45 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		l.observeMember(r)
 	}
 
+	pub, err := l.publish(ctx, out.Collected)
+	if err != nil {
+		l.finish(out, start, "error")
+		return out, err
+	}
+	out.Commit, out.Committed, out.Report = pub.commit, pub.changed, pub.report
+	if pub.changed {
+		l.log().Info("committed", "commit", pub.commit.String()[:12], "subject", firstLine(pub.message))
+		if l.Metrics != nil {
+			l.Metrics.Commits.Inc()
+		}
+	}
+	l.observeReport(pub.report)
+
+	out.Applied = l.applyFiles(ctx, pub.files, pub.applyReport, readable(out.Collected), false)
+	if failed := out.FailedMembers(); len(failed) > 0 {
+		l.finish(out, start, "partial")
+		return out, &PartialError{Failed: failed}
+	}
+	l.finish(out, start, "ok")
+	return out, nil
+}
+
+// published is one cycle's commit: what apply gets.
+type published struct {
+	commit  plumbing.Hash
+	changed bool
+	message string
+	// report is the render's report; files and applyReport are what the
+	// commit holds under clusters/ and status/, for apply.
+	report      *render.Report
+	files       map[string][]byte
+	applyReport *render.Report
+}
+
+// publish renders on top of HEAD, commits and pushes when a byte changed,
+// and returns what to apply.
+func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*published, error) {
+	t := l.Config.Spec.Sync.Timings()
 	var (
 		last    *tree
 		lastMsg string
@@ -86,7 +125,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 			if err != nil {
 				return nil, nil, "", err
 			}
-			tr, err := l.produce(head, out.Collected)
+			tr, err := l.produce(head, collected)
 			if err != nil {
 				return nil, nil, "", err
 			}
@@ -98,29 +137,13 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 			return tr.files, roots, lastMsg, nil
 		})
 	if err != nil {
-		l.finish(out, start, "error")
-		return out, &RepoError{fmt.Errorf("update repository: %w", err)}
+		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
 	}
-	out.Commit, out.Committed, out.Report = hash, changed, last.report
-	if changed {
-		l.log().Info("committed", "commit", hash.String()[:12], "subject", firstLine(lastMsg))
-		if l.Metrics != nil {
-			l.Metrics.Commits.Inc()
-		}
-	}
-	l.observeReport(last.report)
-
-	out.Applied, err = l.applyCommit(ctx, hash, readable(out.Collected), false)
+	files, report, err := l.readCommit(hash)
 	if err != nil {
-		l.finish(out, start, "error")
-		return out, err
+		return nil, err
 	}
-	if failed := out.FailedMembers(); len(failed) > 0 {
-		l.finish(out, start, "partial")
-		return out, &PartialError{Failed: failed}
-	}
-	l.finish(out, start, "ok")
-	return out, nil
+	return &published{commit: hash, changed: changed, message: lastMsg, report: last.report, files: files, applyReport: report}, nil
 }
 
 // readable lists the members whose read succeeded: applying to a member

@@ -1,53 +1,12 @@
 package render_test
 
 import (
-	"fmt"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
-	"path/filepath"
 	"testing"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/render"
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
-
-// benchWorld is one input the benchmarks run on; load generates or reads
-// it, before any timer runs, and only for the sub-benchmarks selected.
-type benchWorld struct {
-	name string
-	load func(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot)
-}
-
-// benchWorlds are the demo ClusterSet and the specified scale (see
-// generate.Target).
-func benchWorlds() []benchWorld {
-	p := generate.Target()
-	return []benchWorld{
-		{name: "demo", load: loadDemo},
-		{
-			name: fmt.Sprintf("target-%dx%dx%dx%d", p.Members, p.Services, p.ExportersPerService, p.EndpointsPerExporter),
-			load: func(*testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) { return generate.ClusterSet(p) },
-		},
-	}
-}
-
-func loadDemo(b *testing.B) (*v1alpha1.ClusterSet, []*snapshot.Snapshot) {
-	b.Helper()
-	cfg, err := v1alpha1.LoadFile(filepath.Join("..", "fixtures", "demo", "clusterset.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var names []string
-	for _, m := range cfg.Spec.Members {
-		names = append(names, m.Name)
-	}
-	snaps, err := snapshot.LoadDir(filepath.Join("..", "fixtures", "demo", "inputs"), names)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return cfg, snaps
-}
 
 func countObjects(out *render.Output) int {
 	n := 0
@@ -59,9 +18,12 @@ func countObjects(out *render.Output) int {
 
 // BenchmarkRender times the KEP-1645 rules alone: snapshots in, objects out.
 func BenchmarkRender(b *testing.B) {
-	for _, w := range benchWorlds() {
-		b.Run(w.name, func(b *testing.B) {
-			cfg, snaps := w.load(b)
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
 			out, err := render.Render(cfg, snaps, nil)
 			if err != nil {
 				b.Fatal(err)
@@ -87,9 +49,12 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkFiles times serialization: rendered objects to file bytes.
 func BenchmarkFiles(b *testing.B) {
-	for _, w := range benchWorlds() {
-		b.Run(w.name, func(b *testing.B) {
-			cfg, snaps := w.load(b)
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
 			out, err := render.Render(cfg, snaps, nil)
 			if err != nil {
 				b.Fatal(err)

@@ -1,0 +1,134 @@
+package reconcile
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
+)
+
+// BenchmarkCycle times the part of a sync cycle between reading the members
+// and applying to them: render on top of HEAD, decide what changed, write
+// the message, commit, push to a bare remote on disk, and hand apply its
+// files and report. "no-change" is the steady state; "one-change" moves
+// one endpoint of one exporter each cycle, so every cycle commits the
+// copies of that slice in every importer.
+//
+// Files go under $MCS_BENCH_DIR when set (a tmpfs separates the code's
+// cost from the disk's).
+func BenchmarkCycle(b *testing.B) {
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := benchLoop(b, cfg)
+			results := make([]clusters.Result, len(snaps))
+			for i, s := range snaps {
+				results[i] = clusters.Result{Member: s.Member, Snapshot: s}
+			}
+			moved := moveOneEndpoint(b, results)
+			ctx := context.Background()
+			if _, err := l.publish(ctx, results); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("no-change", func(b *testing.B) {
+				peak := benchmem.Start()
+				for b.Loop() {
+					p, err := l.publish(ctx, results)
+					if err != nil || p.changed {
+						b.Fatalf("an unchanged world: changed=%v err=%v", p != nil && p.changed, err)
+					}
+				}
+				peak.Report(b)
+			})
+			b.Run("one-change", func(b *testing.B) {
+				worlds := [2][]clusters.Result{moved, results}
+				i := 0
+				for b.Loop() {
+					p, err := l.publish(ctx, worlds[i%2])
+					if err != nil || !p.changed {
+						b.Fatalf("a changed world: changed=%v err=%v", p != nil && p.changed, err)
+					}
+					i++
+				}
+				if i%2 == 1 {
+					if _, err := l.publish(ctx, results); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// benchLoop is a Loop on a fresh clone of an empty bare repository, with
+// no members: publish never reads or applies to one.
+func benchLoop(b *testing.B, cfg *v1alpha1.ClusterSet) *Loop {
+	b.Helper()
+	base := b.TempDir()
+	if parent := os.Getenv("MCS_BENCH_DIR"); parent != "" {
+		var err error
+		if base, err = os.MkdirTemp(parent, "mcs-gitops-bench"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(base) })
+	}
+	bare := filepath.Join(base, "remote.git")
+	if _, err := git.PlainInit(bare, true); err != nil {
+		b.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	repo, err := gitsync.Open(context.Background(), gitsync.Options{URL: bare, Workdir: filepath.Join(base, "clone"), Log: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	return &Loop{Config: cfg, ConfigBytes: data, Repo: repo, Log: quiet, Now: func() time.Time { return now }}
+}
+
+// moveOneEndpoint returns results with the first address of the first
+// exported slice of the first member that has one changed.
+func moveOneEndpoint(b *testing.B, results []clusters.Result) []clusters.Result {
+	b.Helper()
+	out := append([]clusters.Result{}, results...)
+	for i, r := range out {
+		if len(r.Snapshot.EndpointSlices) == 0 {
+			continue
+		}
+		s := *r.Snapshot
+		s.EndpointSlices = append([]discoveryv1.EndpointSlice{}, s.EndpointSlices...)
+		es := s.EndpointSlices[0].DeepCopy()
+		es.Endpoints[0].Addresses = []string{movedAddress(es.AddressType)}
+		s.EndpointSlices[0] = *es
+		out[i].Snapshot = &s
+		return out
+	}
+	b.Fatal("no member has an EndpointSlice")
+	return nil
+}
+
+func movedAddress(t discoveryv1.AddressType) string {
+	if t == discoveryv1.AddressTypeIPv6 {
+		return "fd00:ffff::1"
+	}
+	return "10.255.255.1"
+}
