@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 )
 
 // kustomizeMu serializes builds: kustomize keeps package-level state and is
@@ -39,7 +39,7 @@ func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured
 	if member == "" || strings.ContainsAny(member, "/\\") || member == "." || member == ".." {
 		return nil, fmt.Errorf("member %q: not a valid directory name", member)
 	}
-	dir := render.ClustersDir + "/" + member + "/"
+	dir := layout.MemberDir(member)
 	own := map[string][]byte{}
 	for p, data := range files {
 		if rel, ok := strings.CutPrefix(p, dir); ok {
@@ -83,7 +83,7 @@ func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured
 	}
 
 	fs := filesys.MakeFsInMemory()
-	root := "/" + render.ClustersDir + "/" + member
+	root := "/" + strings.TrimSuffix(dir, "/")
 	for _, rel := range rels {
 		if err := fs.WriteFile(path.Join(root, rel), own[rel]); err != nil {
 			return nil, fmt.Errorf("member %q: staging %s%s: %w", member, dir, rel, err)

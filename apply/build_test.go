@@ -129,19 +129,3 @@ func TestBuildIgnoresOtherMembers(t *testing.T) {
 		t.Fatal("cluster-b's build accepted a ClusterRole")
 	}
 }
-
-func TestReadReport(t *testing.T) {
-	s, files := scenarioFiles(t, "port-conflict")
-	rep, err := ReadReport(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Services) == 0 {
-		t.Fatalf("%s: no services in the report", s.Name)
-	}
-	for _, svc := range rep.Services {
-		if len(svc.Exports) == 0 || len(svc.Exports[0].Conditions) == 0 {
-			t.Errorf("%s/%s: no export conditions", svc.Namespace, svc.Name)
-		}
-	}
-}

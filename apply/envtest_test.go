@@ -20,6 +20,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/contract"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -178,7 +179,7 @@ func testSingleExport(h *harness) {
 	ctx := t.Context()
 	c0, c1 := h.clusters[0].Client, h.clusters[1].Client
 	s, files := scenarioFiles(t, "single-export")
-	report, err := ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func testSingleExport(h *harness) {
 	assertSameVersions(t, "cluster-2", before1, h.versions(c1))
 
 	// A changed condition gets a new transition time; unchanged ones keep theirs.
-	changed, err := ReadReport(files)
+	changed, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func testV1beta1(h *harness) {
 	t := h.t
 	ctx := t.Context()
 	s, files := scenarioFiles(t, "v1beta1-serviceimports")
-	report, err := ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +479,7 @@ func testHeadless(h *harness) {
 	t := h.t
 	ctx := t.Context()
 	s, files := scenarioFiles(t, "headless-with-hostnames")
-	report, err := ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -14,7 +15,7 @@ func testMemory(h *harness) {
 	t := h.t
 	ctx := t.Context()
 	s, files := scenarioFiles(t, "headless-with-hostnames")
-	report, err := ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
@@ -26,7 +27,7 @@ func testRefusedObject(h *harness) {
 	ctx := t.Context()
 	c0, c1 := h.clusters[0].Client, h.clusters[1].Client
 	s, files := scenarioFiles(t, "policy-invalid")
-	report, err := ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		t.Fatal(err)
 	}

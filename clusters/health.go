@@ -26,28 +26,101 @@ type Health struct {
 	Message string `json:"message,omitempty"`
 }
 
-// ResolveSnapshots decides, from one round of Collect results, which
-// snapshot of each member the renderer gets, and each member's Health.
+// LastCommit is what ResolveSnapshots falls back on: the committed
+// snapshot files and health of the members.
+type LastCommit struct {
+	// Inputs are the committed snapshot files by member name.
+	Inputs map[string][]byte
+	Health map[string]Health
+	// InputFile names a member's snapshot file in errors; nil gives
+	// snapshot.FileName.
+	InputFile func(member string) string
+}
+
+func (c LastCommit) file(member string) string {
+	if c.InputFile != nil {
+		return c.InputFile(member)
+	}
+	return snapshot.FileName(member)
+}
+
+// lastKnown parses member's committed snapshot; nil when none is committed.
+func (c LastCommit) lastKnown(member string) (*snapshot.Snapshot, error) {
+	data, ok := c.Inputs[member]
+	if !ok {
+		return nil, nil
+	}
+	return snapshot.Parse(member, c.file(member)+" (last commit)", data)
+}
+
+// Resolution is what the renderer gets and what is committed for one round
+// of Collect results.
+type Resolution struct {
+	// Snapshots the renderer gets, in the order of the results; a member
+	// that failed and has nothing committed has none.
+	Snapshots []*snapshot.Snapshot
+	// Files are the snapshot files to commit, by member: a live member's
+	// normalized, the others' as last committed.
+	Files map[string][]byte
+	// Health of every member, in the order of the results.
+	Health []Health
+	// KeptGateway maps each live member whose gateway host did not resolve
+	// (Result.GatewayErr) to the last committed addresses it keeps, nil
+	// when none were committed.
+	KeptGateway map[string][]string
+}
+
+// ResolveSnapshots decides, from one round of Collect results and the last
+// commit, which snapshot of each member the renderer gets, what is
+// committed as its snapshot file, and each member's Health. It is the one
+// place where the last commit stands in for what could not be read.
 //
-// A member that was read gives its fresh snapshot. A member that was not
-// keeps its last known snapshot (lastKnown, normally the committed
-// inputs/<member>.yaml), so a failed read never deletes its imports
+// A member that was read gives its fresh snapshot, normalized
+// (snapshot.Normalize) so the commit re-renders byte for byte from its own
+// inputs. When its gateway host, a DNS name, did not resolve, it keeps the
+// addresses of its last committed snapshot: a DNS hiccup must not cut every
+// consumer off from its gateway. A member that was not read keeps its last
+// committed snapshot, so a failed read never deletes its imports
 // elsewhere; once it has been unreachable for staleAfter (> 0), its
 // ServiceExports are left out instead and Health says so. A failed member
-// without a last known snapshot contributes nothing. UnreachableSince comes
-// from prev (the committed status/members.yaml) while the member stays
-// down, so the clock is not reset by every cycle.
+// with nothing committed contributes nothing. UnreachableSince comes from
+// the committed health while the member stays down, so the clock is not
+// reset by every cycle.
 //
-// It is pure: the same arguments give the same answer. The returned
-// snapshots keep the order of results; lastKnown is not modified.
-func ResolveSnapshots(results []Result, lastKnown map[string]*snapshot.Snapshot, prev map[string]Health,
-	now time.Time, staleAfter time.Duration) ([]*snapshot.Snapshot, []Health) {
-	snaps := make([]*snapshot.Snapshot, 0, len(results))
-	health := make([]Health, 0, len(results))
+// It is pure: the same arguments give the same answer, and neither the
+// results nor last are modified. It fails only on a snapshot that does not
+// format and load back, or a committed one that does not load.
+func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAfter time.Duration) (*Resolution, error) {
+	res := &Resolution{
+		Snapshots: make([]*snapshot.Snapshot, 0, len(results)),
+		Files:     map[string][]byte{},
+		Health:    make([]Health, 0, len(results)),
+	}
 	for _, r := range results {
 		if r.Err == nil && r.Snapshot != nil {
-			snaps = append(snaps, r.Snapshot)
-			health = append(health, Health{Member: r.Member, Reachable: true})
+			live := r.Snapshot
+			if r.GatewayErr != nil {
+				var kept []string
+				// A committed snapshot that does not load just has no
+				// addresses to give.
+				if s, err := last.lastKnown(r.Member); err == nil && s != nil {
+					kept = s.GatewayAddresses
+				}
+				c := *live
+				c.GatewayAddresses = kept
+				live = &c
+				if res.KeptGateway == nil {
+					res.KeptGateway = map[string][]string{}
+				}
+				res.KeptGateway[r.Member] = kept
+			}
+			data, s, err := snapshot.Normalize(live, last.file(r.Member))
+			if err != nil {
+				return nil, fmt.Errorf("member %q: %w", r.Member, err)
+			}
+			res.Snapshots = append(res.Snapshots, s)
+			res.Files[r.Member] = data
+			res.Health = append(res.Health, Health{Member: r.Member, Reachable: true})
 			continue
 		}
 		reason := r.Reason
@@ -55,32 +128,34 @@ func ResolveSnapshots(results []Result, lastKnown map[string]*snapshot.Snapshot,
 			reason = ReasonUnreachable
 		}
 		since := now.UTC().Truncate(time.Second)
-		if p, ok := prev[r.Member]; ok && !p.Reachable && p.UnreachableSince != nil {
+		if p, ok := last.Health[r.Member]; ok && !p.Reachable && p.UnreachableSince != nil {
 			since = p.UnreachableSince.UTC().Truncate(time.Second)
 		}
 		h := Health{Member: r.Member, Reason: reason, UnreachableSince: &metav1.Time{Time: since}}
 		stamp := since.Format(time.RFC3339)
-		last := lastKnown[r.Member]
+		lastSnap, err := last.lastKnown(r.Member)
+		if err != nil {
+			return nil, err
+		}
+		if lastSnap != nil {
+			res.Files[r.Member] = last.Inputs[r.Member]
+		}
 		switch {
-		case last == nil:
+		case lastSnap == nil:
 			h.Message = fmt.Sprintf("unreachable since %s and no snapshot of it was ever committed: it contributes no exports", stamp)
 		case staleAfter > 0 && now.Sub(since) >= staleAfter:
 			h.ExportsDropped = true
 			h.Message = fmt.Sprintf("unreachable since %s, longer than staleAfter %s: its exports are no longer imported", stamp, staleAfter)
-			c := *last
-			c.Member = r.Member
-			c.ServiceExports = nil
-			snaps = append(snaps, &c)
+			lastSnap.ServiceExports = nil
+			res.Snapshots = append(res.Snapshots, lastSnap)
 		default:
 			h.Message = fmt.Sprintf("unreachable since %s: keeping its last known exports", stamp)
 			if staleAfter > 0 {
 				h.Message += fmt.Sprintf(" until %s (staleAfter %s)", since.Add(staleAfter).Format(time.RFC3339), staleAfter)
 			}
-			c := *last
-			c.Member = r.Member
-			snaps = append(snaps, &c)
+			res.Snapshots = append(res.Snapshots, lastSnap)
 		}
-		health = append(health, h)
+		res.Health = append(res.Health, h)
 	}
-	return snaps, health
+	return res, nil
 }

@@ -15,7 +15,7 @@ import (
 
 func snapWithExport(member string) *snapshot.Snapshot {
 	return &snapshot.Snapshot{Member: member, ServiceExports: []mcsv1alpha1.ServiceExport{{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin", CreationTimestamp: metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}}}
 }
 
@@ -27,7 +27,10 @@ func TestResolveSnapshots(t *testing.T) {
 	earlier := nowSec.Add(-90 * time.Minute)
 	down := errors.New("member \"b\": connection refused")
 	fresh := snapWithExport("a")
-	lastB := snapWithExport("b")
+	lastB, err := snapshot.Format(snapWithExport("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	type want struct {
 		members  []string // members of the returned snapshots, in order
@@ -38,7 +41,7 @@ func TestResolveSnapshots(t *testing.T) {
 	tests := []struct {
 		name       string
 		results    []Result
-		lastKnown  map[string]*snapshot.Snapshot
+		lastKnown  map[string][]byte
 		prev       map[string]Health
 		staleAfter time.Duration
 		want       want
@@ -50,7 +53,7 @@ func TestResolveSnapshots(t *testing.T) {
 	}, {
 		name:      "first failure keeps last known, since now truncated to the second in UTC",
 		results:   []Result{{Member: "a", Snapshot: fresh}, {Member: "b", Err: down, Reason: ReasonUnreachable}},
-		lastKnown: map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown: map[string][]byte{"b": lastB},
 		want: want{members: []string{"a", "b"}, exports: []int{1, 1},
 			health: []Health{{Member: "a", Reachable: true},
 				{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(nowSec)}},
@@ -58,7 +61,7 @@ func TestResolveSnapshots(t *testing.T) {
 	}, {
 		name:      "still down keeps the first failure time",
 		results:   []Result{{Member: "b", Err: down, Reason: ReasonTimeout}},
-		lastKnown: map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(earlier)}},
 		want: want{members: []string{"b"}, exports: []int{1},
 			health:   []Health{{Member: "b", Reason: ReasonTimeout, UnreachableSince: mtime(earlier)}},
@@ -66,7 +69,7 @@ func TestResolveSnapshots(t *testing.T) {
 	}, {
 		name:       "before staleAfter: kept, message says until when",
 		results:    []Result{{Member: "b", Err: down, Reason: ReasonUnreachable}},
-		lastKnown:  map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: 2 * time.Hour,
 		want: want{members: []string{"b"}, exports: []int{1},
@@ -75,7 +78,7 @@ func TestResolveSnapshots(t *testing.T) {
 	}, {
 		name:       "after staleAfter: exports dropped, namespaces kept",
 		results:    []Result{{Member: "b", Err: down, Reason: ReasonUnreachable}},
-		lastKnown:  map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: time.Hour,
 		want: want{members: []string{"b"}, exports: []int{0},
@@ -91,14 +94,14 @@ func TestResolveSnapshots(t *testing.T) {
 	}, {
 		name:      "recovery clears since",
 		results:   []Result{{Member: "b", Snapshot: snapWithExport("b")}},
-		lastKnown: map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier), ExportsDropped: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
 			health: []Health{{Member: "b", Reachable: true}}, messages: []string{""}},
 	}, {
 		name:      "a member that was reachable before restarts the clock",
 		results:   []Result{{Member: "b", Err: down}},
-		lastKnown: map[string]*snapshot.Snapshot{"b": lastB},
+		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", Reachable: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
 			health:   []Health{{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(nowSec)}},
@@ -106,7 +109,12 @@ func TestResolveSnapshots(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			snaps, health := ResolveSnapshots(tt.results, tt.lastKnown, tt.prev, now, tt.staleAfter)
+			last := LastCommit{Inputs: tt.lastKnown, Health: tt.prev}
+			res, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snaps, health := res.Snapshots, res.Health
 			var members []string
 			var exports []int
 			for _, s := range snaps {
@@ -129,63 +137,59 @@ func TestResolveSnapshots(t *testing.T) {
 					t.Errorf("health[%d].Message = %q, want it to contain %q", i, msg, w)
 				}
 			}
-			if len(lastB.ServiceExports) != 1 {
-				t.Fatal("lastKnown snapshot was modified")
+			if kept := tt.lastKnown["b"]; kept != nil && string(res.Files["b"]) != string(kept) && tt.results[len(tt.results)-1].Err != nil {
+				t.Errorf("a member that was not read must commit its last snapshot unchanged:\n%s", res.Files["b"])
 			}
 			// Pure: the same arguments give the same answer.
-			_, again := ResolveSnapshots(tt.results, tt.lastKnown, tt.prev, now, tt.staleAfter)
-			if !reflect.DeepEqual(health, again) {
-				t.Errorf("second call differs: %+v vs %+v", health, again)
+			again, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter)
+			if err != nil || !reflect.DeepEqual(res, again) {
+				t.Errorf("second call differs: %+v vs %+v (%v)", res, again, err)
 			}
 		})
 	}
 }
 
-func TestHealthFileRoundTrip(t *testing.T) {
-	since := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	in := []Health{
-		{Member: "cluster-1", Reachable: true},
-		{Member: "cluster-2", Reason: ReasonTimeout, UnreachableSince: mtime(since), ExportsDropped: true, Message: "m"},
-	}
-	data, err := HealthFile(in)
+// A live member whose gateway host did not resolve keeps the addresses of
+// its last commit, in what is rendered and in what is committed, and the
+// Result it was read into is left as it was.
+func TestResolveSnapshotsKeepsGatewayAddresses(t *testing.T) {
+	committed := snapWithExport("b")
+	committed.GatewayAddresses = []string{"192.0.2.7"}
+	data, err := snapshot.Format(committed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := healthHeader + `members:
-- member: cluster-1
-  reachable: true
-- exportsDropped: true
-  member: cluster-2
-  message: m
-  reachable: false
-  reason: Timeout
-  unreachableSince: "2026-09-01T10:00:00Z"
-`
-	if string(data) != want {
-		t.Errorf("HealthFile:\n%s\nwant:\n%s", data, want)
-	}
-	again, _ := HealthFile(in)
-	if string(again) != string(data) {
-		t.Error("HealthFile is not deterministic")
-	}
-	got, err := ParseHealthFile(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range in {
-		g := got[h.Member]
-		if g.Member != h.Member || g.Reachable != h.Reachable || g.Reason != h.Reason || g.ExportsDropped != h.ExportsDropped ||
-			(h.UnreachableSince == nil) != (g.UnreachableSince == nil) ||
-			(h.UnreachableSince != nil && !g.UnreachableSince.Equal(h.UnreachableSince)) {
-			t.Errorf("round trip %s: got %+v, want %+v", h.Member, g, h)
-		}
-	}
-	if m, err := ParseHealthFile(nil); err != nil || len(m) != 0 {
-		t.Errorf("empty file: %v, %v", m, err)
-	}
-	for _, bad := range []string{"members: [{member: a}, {member: a}]", "members: [{reachable: true}]", "members: {"} {
-		if _, err := ParseHealthFile([]byte(bad)); err == nil {
-			t.Errorf("ParseHealthFile(%q) succeeded", bad)
-		}
+	live := snapWithExport("b")
+	results := []Result{{Member: "b", Snapshot: live, GatewayErr: errors.New("lookup gw.example: no such host")}}
+	for _, tt := range []struct {
+		name string
+		last map[string][]byte
+		want []string
+	}{
+		{"committed addresses kept", map[string][]byte{"b": data}, []string{"192.0.2.7"}},
+		{"nothing committed: no address", nil, nil},
+		{"a committed file that does not load gives none", map[string][]byte{"b": []byte("kind: [")}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := ResolveSnapshots(results, LastCommit{Inputs: tt.last}, time.Now(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Snapshots[0].GatewayAddresses; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("rendered addresses %v, want %v", got, tt.want)
+			}
+			if got := res.KeptGateway["b"]; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("KeptGateway %v, want %v", got, tt.want)
+			}
+			if _, ok := res.KeptGateway["b"]; !ok {
+				t.Error("KeptGateway does not name the member")
+			}
+			if tt.want != nil && !strings.Contains(string(res.Files["b"]), tt.want[0]) {
+				t.Errorf("the committed file does not hold the kept address:\n%s", res.Files["b"])
+			}
+			if live.GatewayAddresses != nil {
+				t.Error("the Result's snapshot was modified")
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/contract"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -62,7 +63,7 @@ func FuzzRenderedIsInsideTheContract(f *testing.F) {
 		if err != nil {
 			return
 		}
-		files, err := render.Files(out)
+		files, err := layout.Files(out)
 		if err != nil {
 			t.Fatalf("Files: %v", err)
 		}
@@ -70,7 +71,7 @@ func FuzzRenderedIsInsideTheContract(f *testing.F) {
 			m := &cfg.Spec.Members[i]
 			var objs []*unstructured.Unstructured
 			for p, data := range files {
-				rest, ok := strings.CutPrefix(p, render.ClustersDir+"/"+m.Name+"/")
+				rest, ok := strings.CutPrefix(p, layout.ClustersDir+"/"+m.Name+"/")
 				if !ok || rest == "kustomization.yaml" {
 					continue
 				}

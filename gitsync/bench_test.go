@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"strings"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
@@ -22,7 +24,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
-var roots = []string{render.ClustersDir, render.StatusDir}
+var roots = []string{layout.ClustersDir, layout.StatusDir}
 
 // benchDir is where the benchmarks write: a temporary directory under
 // $MCS_BENCH_DIR when set, else under the default temporary directory.
@@ -48,7 +50,7 @@ func renderFiles(b testing.TB, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snaps
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := render.Files(out)
+	files, err := layout.Files(out)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func BenchmarkRenderAndWrite(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				files, err := render.Files(out)
+				files, err := layout.Files(out)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -184,7 +186,7 @@ func BenchmarkRewriteUnchanged(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					files, err := render.Files(out)
+					files, err := layout.Files(out)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -220,7 +222,7 @@ func BenchmarkCommit(b *testing.B) {
 				b.Fatal(err)
 			}
 			files := renderFiles(b, cfg, snaps)
-			commitRoots := []string{render.ClustersDir, render.StatusDir}
+			commitRoots := []string{layout.ClustersDir, layout.StatusDir}
 			base := benchDir(b)
 			bare := filepath.Join(base, "remote.git")
 			if _, err := git.PlainInit(bare, true); err != nil {
@@ -259,7 +261,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.Run("one-file", func(b *testing.B) {
 				var victim string
 				for p := range files {
-					if strings.HasPrefix(p, render.StatusDir+"/") && p > victim {
+					if strings.HasPrefix(p, layout.StatusDir+"/") && p > victim {
 						victim = p
 					}
 				}

@@ -25,11 +25,10 @@
 //   - Push reports a non-fast-forward rejection as ErrPushRejected;
 //     ResetToRemote fetches and hard-resets; Publish runs produce, Commit,
 //     Push with bounded fetch/reset/re-render retries.
-//   - Message writes the reviewer-facing commit message from the previous
-//     and next render.Report; SnapshotDigest names a set of inputs for its
-//     trailer.
 //
-// It does not decide what to render, never reads cluster credentials, and
+// It is Git and file plumbing: paths, formats and the commit message
+// belong to layout, which it does not import (nor render). It does not
+// decide what to render, never reads cluster credentials, and
 // never puts a Git credential in an error or log line (URL passwords and
 // tokens are scrubbed from transport errors). A Repo is not safe for
 // concurrent use.

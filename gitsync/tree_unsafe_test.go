@@ -1,7 +1,9 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -134,20 +136,24 @@ func TestWriteTreeOnAFullDiskChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	before := snapshotDir(t, dir)
 
-	big := make([]byte, 64<<10)
-	for i := range big {
-		big[i] = 'x'
+	var old syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
+	limit := old
+	limit.Cur = 16 << 10
+	// The limit binds every file of the process, go test's own log of
+	// opened files included: leave that room to grow.
+	if f := flag.Lookup("test.testlogfile"); f != nil && f.Value.String() != "" {
+		if st, err := os.Stat(f.Value.String()); err == nil {
+			limit.Cur = uint64(st.Size()) + 64<<10
+		}
 	}
+	big := bytes.Repeat([]byte{'x'}, int(limit.Cur)+64<<10)
 	next := map[string][]byte{
 		"clusters/a/kustomization.yaml":   []byte("new\n"),
 		"clusters/b/web/api/service.yaml": []byte("new\n"),
 		"clusters/b/web/api/slices.yaml":  big,
 		"status/web/api.yaml":             []byte("new\n"),
 	}
-	var old syscall.Rlimit
-	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
-	limit := old
-	limit.Cur = 16 << 10
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit))
 	_, err = WriteTree(dir, next, roots)
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/contract"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -24,11 +25,11 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 // readCommit reads what apply needs from commit: its files under
 // clusters/ and status/ and the report they hold.
 func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Report, error) {
-	files, err := l.Repo.Files(commit, render.ClustersDir, render.StatusDir)
+	files, err := l.Repo.Files(commit, layout.ClustersDir, layout.StatusDir)
 	if err != nil {
 		return nil, nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
 	}
-	report, err := apply.ReadReport(files)
+	report, err := layout.ReadReport(files)
 	if err != nil {
 		return nil, nil, fmt.Errorf("commit %s: %w", commit.String()[:12], err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 )
 
 // Pending is what the next sync would commit.
@@ -39,7 +40,7 @@ func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	patch, changes, err := gitsync.DiffTree(l.Repo.Dir(), tr.files, roots)
+	patch, changes, err := gitsync.DiffTree(l.Repo.Dir(), tr.files, layout.Roots)
 	if err != nil {
 		return nil, &RepoError{err}
 	}

@@ -11,19 +11,6 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
-// Paths of the rendered repository the loop writes besides what render
-// owns (clusters/, status/).
-const (
-	ConfigFile = "clusterset.yaml"
-	InputsDir  = "inputs"
-	HealthFile = "status/members.yaml"
-)
-
-// roots are the paths under the repository sub-path that each commit makes
-// hold exactly the rendered tree. Anything else there (a README, CI
-// config) is left alone.
-var roots = []string{ConfigFile, InputsDir, "clusters", "status"}
-
 // Loop holds what every cycle needs. Build one with the clients and the
 // repository already open; it keeps no state between cycles except what
 // is in Git.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -129,12 +130,12 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			if err != nil {
 				return nil, nil, "", err
 			}
-			changes, err := l.Repo.Changes(tr.files, roots)
+			changes, err := l.Repo.Changes(tr.files, layout.Roots)
 			if err != nil {
 				return nil, nil, "", err
 			}
 			last, lastMsg = tr, tr.message(changes)
-			return tr.files, roots, lastMsg, nil
+			return tr.files, layout.Roots, lastMsg, nil
 		})
 	if err != nil {
 		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}

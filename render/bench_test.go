@@ -1,8 +1,10 @@
 package render_test
 
 import (
-	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 	"testing"
+
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -66,7 +68,7 @@ func BenchmarkFiles(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				n++
-				files, err := render.Files(out)
+				files, err := layout.Files(out)
 				if err != nil {
 					b.Fatal(err)
 				}

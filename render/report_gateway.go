@@ -54,3 +54,16 @@ const PurposeWeighted = "weighted"
 // Allocations are the committed TCP port allocations by member name: the
 // state Render keeps stable. Nil means none were committed.
 type Allocations map[string][]PortAllocation
+
+// Allocations are the TCP port allocations of the report's gateways, by
+// member; nil when it has no gateway.
+func (r *Report) Allocations() Allocations {
+	if len(r.Gateways) == 0 {
+		return nil
+	}
+	out := Allocations{}
+	for _, g := range r.Gateways {
+		out[g.Member] = g.Allocations
+	}
+	return out
+}

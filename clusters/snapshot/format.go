@@ -163,3 +163,19 @@ func normalizeSlice(sl discoveryv1.EndpointSlice) discoveryv1.EndpointSlice {
 	}
 	return out
 }
+
+// Normalize formats s and parses the bytes back, so the snapshot a live
+// member gives is exactly the one its committed file gives: whatever a
+// render makes of it, render --check makes of the commit's inputs/. file
+// names the snapshot in errors.
+func Normalize(s *Snapshot, file string) ([]byte, *Snapshot, error) {
+	data, err := Format(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("format snapshot: %w", err)
+	}
+	n, err := Parse(s.Member, file, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot does not load back: %w", err)
+	}
+	return data, n, nil
+}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -120,5 +121,5 @@ func renderOne(s *snapshot.Snapshot) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return render.Files(out)
+	return layout.Files(out)
 }

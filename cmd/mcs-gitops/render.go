@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/nofollow"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -95,11 +96,11 @@ could not be read or written (disk full, permissions; nothing was changed).`,
 			if err != nil {
 				return err
 			}
-			files, err := render.Files(result)
+			files, err := layout.Files(result)
 			if err != nil {
 				return err
 			}
-			roots := []string{render.ClustersDir, render.StatusDir}
+			roots := layout.RenderRoots
 			if check {
 				diff, changes, err := gitsync.DiffTree(out, files, roots)
 				if err != nil {
@@ -208,15 +209,15 @@ func warnUnsafe(cmd *cobra.Command, c *gitsync.Changes) {
 }
 
 func readAllocations(repo string) (render.Allocations, error) {
-	file := filepath.Join(repo, filepath.FromSlash(render.GatewaysFile))
-	data, err := nofollow.ReadUnder(repo, render.GatewaysFile)
+	file := filepath.Join(repo, filepath.FromSlash(layout.GatewaysFile))
+	data, err := nofollow.ReadUnder(repo, layout.GatewaysFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	a, err := render.ReadAllocations(map[string][]byte{render.GatewaysFile: data})
+	a, err := layout.ReadAllocations(map[string][]byte{layout.GatewaysFile: data})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

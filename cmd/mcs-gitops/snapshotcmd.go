@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"path"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 )
 
 func newSnapshotCommand() *cobra.Command {
@@ -49,7 +49,7 @@ changed).`,
 				if err != nil {
 					return fmt.Errorf("member %q: %w", r.Member, err)
 				}
-				p := path.Join("inputs", snapshot.FileName(r.Member))
+				p := layout.InputFile(r.Member)
 				files[p] = b
 				roots = append(roots, p)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -96,7 +97,7 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 		for i, m := range out.Members {
 			var objs []*unstructured.Unstructured
 			for _, o := range m.Objects {
-				b, err := render.Marshal(o.Object)
+				b, err := layout.Marshal(o.Object)
 				if err != nil {
 					t.Fatalf("%s: %v", o.Path, err)
 				}

@@ -1,4 +1,4 @@
-package gitsync
+package layout
 
 import (
 	"crypto/sha256"

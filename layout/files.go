@@ -1,32 +1,21 @@
-package render
+package layout
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
-// Top-level directories of the rendered repository that the renderer owns
-// entirely: anything in them it did not render this time is stale.
-const (
-	ClustersDir = "clusters"
-	StatusDir   = "status"
-)
-
-// GatewaysFile lists what each member's gateway serves, including the TCP
-// port allocations the next render keeps. It sits beside the namespace
-// directories of status/, where no namespace can be called that.
-const GatewaysFile = StatusDir + "/gateways.yaml"
-
+// gatewaysDoc is status/gateways.yaml.
 type gatewaysDoc struct {
-	Gateways []GatewayReport `json:"gateways"`
+	Gateways []render.GatewayReport `json:"gateways"`
 }
 
 // Files lays the output out as the rendered repository: one file per object
@@ -34,7 +23,7 @@ type gatewaysDoc struct {
 // and the report under status/. Keys are slash-separated paths; the bytes
 // are identical for identical input. Files with the same content may share
 // one byte slice: treat the values as read-only.
-func Files(out *Output) (map[string][]byte, error) {
+func Files(out *render.Output) (map[string][]byte, error) {
 	// Every file is serialized on its own, so a fixed pool of workers does
 	// them in parallel; results land by index and the first error in the
 	// sequential order is the one returned, so neither bytes nor errors
@@ -43,12 +32,12 @@ func Files(out *Output) (map[string][]byte, error) {
 	for _, m := range out.Members {
 		resources := make([]string, 0, len(m.Objects))
 		for _, o := range m.Objects {
-			jobs = append(jobs, fileJob{path: ClustersDir + "/" + m.Name + "/" + o.Path, obj: o.Object, object: true,
+			jobs = append(jobs, fileJob{path: MemberDir(m.Name) + o.Path, obj: o.Object, object: true,
 				member: m.Name, name: o.Path})
 			resources = append(resources, o.Path)
 		}
 		jobs = append(jobs, fileJob{
-			path: ClustersDir + "/" + m.Name + "/kustomization.yaml",
+			path: MemberDir(m.Name) + "kustomization.yaml",
 			obj: map[string]any{
 				"apiVersion": "kustomize.config.k8s.io/v1beta1",
 				"kind":       "Kustomization",
@@ -59,7 +48,7 @@ func Files(out *Output) (map[string][]byte, error) {
 	}
 	for i := range out.Report.Services {
 		s := &out.Report.Services[i]
-		jobs = append(jobs, fileJob{path: StatusDir + "/" + s.Namespace + "/" + s.Name + ".yaml", obj: s,
+		jobs = append(jobs, fileJob{path: ServiceStatusFile(s.Namespace, s.Name), obj: s,
 			name: s.Namespace + "/" + s.Name})
 	}
 
@@ -98,7 +87,7 @@ func Files(out *Output) (map[string][]byte, error) {
 		}
 		files[j.path] = results[i]
 	}
-	files[StatusDir+"/SUMMARY.md"] = []byte(Summary(&out.Report))
+	files[SummaryFile] = []byte(Summary(&out.Report))
 	return files, nil
 }
 
@@ -218,71 +207,3 @@ func isEmpty(v any) bool {
 	return false
 }
 
-// Summary is status/SUMMARY.md: the report for a person reviewing a commit.
-func Summary(r *Report) string {
-	var b strings.Builder
-	b.WriteString("# Multi-cluster services\n\n")
-	b.WriteString("Rendered by mcs-gitops; edits are overwritten.\n\n")
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "- warning: %s\n", w)
-	}
-	if len(r.Warnings) > 0 {
-		b.WriteString("\n")
-	}
-	var problems []string
-	b.WriteString("| service | type | exported by | imported by | ready endpoints |\n|---|---|---|---|---|\n")
-	for _, s := range r.Services {
-		var exporters []string
-		for _, e := range s.Exports {
-			mark := ""
-			problem := func(c Condition, m string) {
-				mark += m
-				problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
-			}
-			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
-				problem(c, " (invalid)")
-			} else {
-				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-					problem(c, " (conflict)")
-				}
-				if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
-					problem(c, " (not ready)")
-				}
-			}
-			exporters = append(exporters, e.Member+mark)
-		}
-		for _, m := range s.MissingNamespace {
-			problems = append(problems, fmt.Sprintf("%s/%s: namespace %s does not exist in %s", s.Namespace, s.Name, s.Namespace, m))
-		}
-		for _, w := range s.Warnings {
-			problems = append(problems, fmt.Sprintf("%s/%s: %s", s.Namespace, s.Name, w))
-		}
-		for _, p := range s.Policies {
-			if c, _ := p.Condition("Applied"); c.Status != "True" {
-				problems = append(problems, fmt.Sprintf("%s/%s: %s policy in %s: %s: %s", s.Namespace, s.Name, p.LbType, p.Member, c.Reason, c.Message))
-			}
-		}
-		members := make([]string, 0, len(s.Endpoints))
-		for m := range s.Endpoints {
-			members = append(members, m)
-		}
-		sort.Strings(members)
-		var eps []string
-		for _, m := range members {
-			eps = append(eps, fmt.Sprintf("%s: %d", m, s.Endpoints[m]))
-		}
-		typ := s.Type
-		if typ == "" {
-			typ = "not imported"
-		}
-		fmt.Fprintf(&b, "| %s/%s | %s | %s | %s | %s |\n", s.Namespace, s.Name, typ,
-			strings.Join(exporters, ", "), strings.Join(s.ImportedBy, ", "), strings.Join(eps, ", "))
-	}
-	if len(problems) > 0 {
-		b.WriteString("\n## Problems\n\n")
-		for _, p := range problems {
-			fmt.Fprintf(&b, "- %s\n", p)
-		}
-	}
-	return b.String()
-}

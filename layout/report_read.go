@@ -1,19 +1,20 @@
-package render
+package layout
 
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // ParseServiceReport reads one status/<namespace>/<name>.yaml file back
 // into the ServiceReport it was rendered from. The generated-file comment
 // is ignored; unknown fields are tolerated so an older reader can read a
 // newer tree.
-func ParseServiceReport(data []byte) (*ServiceReport, error) {
-	var s ServiceReport
+func ParseServiceReport(data []byte) (*render.ServiceReport, error) {
+	var s render.ServiceReport
 	if err := yaml.Unmarshal(data, &s); err != nil {
 		return nil, err
 	}
@@ -28,14 +29,14 @@ func ParseServiceReport(data []byte) (*ServiceReport, error) {
 // Files other than status/<namespace>/<name>.yaml are ignored, so a whole
 // commit's tree can be passed. Warnings are not stored per file and come
 // back empty; Gateways come from status/gateways.yaml.
-func ReadReport(files map[string][]byte) (*Report, error) {
+func ReadReport(files map[string][]byte) (*render.Report, error) {
 	gws, err := readGateways(files)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Services: []ServiceReport{}, Gateways: gws}
+	r := &render.Report{Services: []render.ServiceReport{}, Gateways: gws}
 	for p, data := range files {
-		ns, name, ok := statusFile(p)
+		ns, name, ok := serviceStatus(p)
 		if !ok {
 			continue
 		}
@@ -58,49 +59,19 @@ func ReadReport(files map[string][]byte) (*Report, error) {
 	return r, nil
 }
 
-// statusFile splits status/<namespace>/<name>.yaml.
-func statusFile(p string) (ns, name string, ok bool) {
-	rest, ok := strings.CutPrefix(p, StatusDir+"/")
-	if !ok {
-		return "", "", false
-	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 2 || !strings.HasSuffix(parts[1], ".yaml") {
-		return "", "", false
-	}
-	name = strings.TrimSuffix(parts[1], ".yaml")
-	if parts[0] == "" || name == "" {
-		return "", "", false
-	}
-	return parts[0], name, true
-}
-
 // ReadAllocations reads the TCP port allocations back from a rendered
 // tree's status/gateways.yaml (keys as Files returns them); nil when the
 // tree has none, as before the first render of a gateway.
-func ReadAllocations(files map[string][]byte) (Allocations, error) {
+func ReadAllocations(files map[string][]byte) (render.Allocations, error) {
 	gws, err := readGateways(files)
 	if err != nil {
 		return nil, err
 	}
-	return (&Report{Gateways: gws}).Allocations(), nil
-}
-
-// Allocations are the TCP port allocations of the report's gateways, by
-// member; nil when it has no gateway.
-func (r *Report) Allocations() Allocations {
-	if len(r.Gateways) == 0 {
-		return nil
-	}
-	out := Allocations{}
-	for _, g := range r.Gateways {
-		out[g.Member] = g.Allocations
-	}
-	return out
+	return (&render.Report{Gateways: gws}).Allocations(), nil
 }
 
 // readGateways parses status/gateways.yaml; nil when the tree has none.
-func readGateways(files map[string][]byte) ([]GatewayReport, error) {
+func readGateways(files map[string][]byte) ([]render.GatewayReport, error) {
 	data, ok := files[GatewaysFile]
 	if !ok {
 		return nil, nil

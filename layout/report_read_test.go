@@ -1,4 +1,4 @@
-package render_test
+package layout_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -21,9 +22,9 @@ func TestReadReportRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Skipf("scenario does not render: %v", err)
 			}
-			files, err := render.Files(out)
+			files, err := layout.Files(out)
 			require.NoError(t, err)
-			got, err := render.ReadReport(files)
+			got, err := layout.ReadReport(files)
 			require.NoError(t, err)
 			want := out.Report
 			want.Warnings = nil
@@ -36,17 +37,17 @@ func TestReadReportRoundTrip(t *testing.T) {
 }
 
 func TestReadReportErrorsNameTheFile(t *testing.T) {
-	_, err := render.ReadReport(map[string][]byte{"status/shop/cart.yaml": []byte("exports: {")})
+	_, err := layout.ReadReport(map[string][]byte{"status/shop/cart.yaml": []byte("exports: {")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "status/shop/cart.yaml")
 
-	_, err = render.ReadReport(map[string][]byte{"status/shop/cart.yaml": []byte("namespace: shop\nname: other\n")})
+	_, err = layout.ReadReport(map[string][]byte{"status/shop/cart.yaml": []byte("namespace: shop\nname: other\n")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "shop/other")
 }
 
 func TestReadReportIgnoresOtherFiles(t *testing.T) {
-	r, err := render.ReadReport(map[string][]byte{
+	r, err := layout.ReadReport(map[string][]byte{
 		"status/SUMMARY.md":           []byte("# x"),
 		"status/members.yaml":         []byte("- member: a\n"),
 		"clusters/a/shop/cart/x.yaml": []byte("kind: Service"),

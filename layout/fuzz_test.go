@@ -1,4 +1,4 @@
-package render
+package layout
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -76,7 +77,8 @@ func seedInputs(tb testing.TB) [][3][]byte {
 	return seeds
 }
 
-// FuzzRender renders a three-member ClusterSet from fuzzed snapshot files.
+// FuzzRender renders a three-member ClusterSet from fuzzed snapshot files
+// and lays it out as files. It lives with the layout because it checks both.
 // Whatever parses must render without panicking, render the same twice,
 // serialize exactly as the sigs.k8s.io/yaml reference does, and give only
 // objects a kube-apiserver would accept the names and labels of.
@@ -131,7 +133,7 @@ func FuzzRender(f *testing.F) {
 			}
 		}
 
-		out, err := Render(cfg, snaps, nil)
+		out, err := render.Render(cfg, snaps, nil)
 		if err != nil {
 			return // ClusterSet-level problems, e.g. duplicate cluster IDs
 		}
@@ -147,7 +149,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Files differs from the sigs.k8s.io/yaml reference:\n%s", msg)
 		}
 
-		again, err := Render(cfg, snaps, nil)
+		again, err := render.Render(cfg, snaps, nil)
 		if err != nil {
 			t.Fatalf("second render failed: %v", err)
 		}
@@ -214,7 +216,7 @@ func snapFamilies(snaps []*snapshot.Snapshot, member string) []corev1.IPFamily {
 // objectProblems checks what the apiserver checks of every rendered
 // object's metadata: the name for its kind, the namespace, labels and
 // annotations.
-func objectProblems(o Object) []string {
+func objectProblems(o render.Object) []string {
 	acc, ok := o.Object.(metav1.Object)
 	if !ok {
 		return []string{fmt.Sprintf("%T has no object metadata", o.Object)}
@@ -273,7 +275,7 @@ func objectProblems(o Object) []string {
 
 // referenceFiles is Files as it was before serialization was optimized:
 // sequential, every file through sigs.k8s.io/yaml.
-func referenceFiles(out *Output) (map[string][]byte, error) {
+func referenceFiles(out *render.Output) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, m := range out.Members {
 		resources := make([]string, 0, len(m.Objects))
@@ -286,7 +288,7 @@ func referenceFiles(out *Output) (map[string][]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("member %q: %s: %w", m.Name, o.Path, err)
 			}
-			files[ClustersDir+"/"+m.Name+"/"+o.Path] = b
+			files[MemberDir(m.Name)+o.Path] = b
 			resources = append(resources, o.Path)
 		}
 		k, err := yaml.Marshal(map[string]any{
@@ -297,14 +299,14 @@ func referenceFiles(out *Output) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("member %q: kustomization.yaml: %w", m.Name, err)
 		}
-		files[ClustersDir+"/"+m.Name+"/kustomization.yaml"] = append([]byte(generatedHeader), k...)
+		files[MemberDir(m.Name)+"kustomization.yaml"] = append([]byte(generatedHeader), k...)
 	}
 	for _, s := range out.Report.Services {
 		b, err := yaml.Marshal(s)
 		if err != nil {
 			return nil, fmt.Errorf("status of %s/%s: %w", s.Namespace, s.Name, err)
 		}
-		files[StatusDir+"/"+s.Namespace+"/"+s.Name+".yaml"] = append([]byte(generatedHeader), b...)
+		files[ServiceStatusFile(s.Namespace, s.Name)] = append([]byte(generatedHeader), b...)
 	}
 	if len(out.Report.Gateways) > 0 {
 		b, err := yaml.Marshal(gatewaysDoc{Gateways: out.Report.Gateways})
@@ -313,7 +315,7 @@ func referenceFiles(out *Output) (map[string][]byte, error) {
 		}
 		files[GatewaysFile] = append([]byte(generatedHeader), b...)
 	}
-	files[StatusDir+"/SUMMARY.md"] = []byte(Summary(&out.Report))
+	files[SummaryFile] = []byte(Summary(&out.Report))
 	return files, nil
 }
 
@@ -360,7 +362,7 @@ func keyOrderAmbiguous(v any) bool {
 
 // ambiguousObjects lists the object files whose YAML key order yaml.v2
 // does not define (see keyOrderAmbiguous).
-func ambiguousObjects(out *Output) map[string]bool {
+func ambiguousObjects(out *render.Output) map[string]bool {
 	paths := map[string]bool{}
 	for _, m := range out.Members {
 		for _, o := range m.Objects {
@@ -370,7 +372,7 @@ func ambiguousObjects(out *Output) map[string]bool {
 			}
 			var v any
 			if json.Unmarshal(js, &v) == nil && keyOrderAmbiguous(v) {
-				paths[ClustersDir+"/"+m.Name+"/"+o.Path] = true
+				paths[MemberDir(m.Name)+o.Path] = true
 			}
 		}
 	}
@@ -414,7 +416,7 @@ func diffFileSets(want, got map[string][]byte, skip map[string]bool) string {
 // services, app protocols, many namespaces) than the scenarios.
 func TestFilesMatchReferenceGenerated(t *testing.T) {
 	cfg, snaps := generate.ClusterSet(generate.Params{Members: 4, Services: 60, ExportersPerService: 2, EndpointsPerExporter: 5, Seed: 3})
-	out, err := Render(cfg, snaps, nil)
+	out, err := render.Render(cfg, snaps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +458,7 @@ func FuzzYAML(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	out, err := Render(cfg, snaps, nil)
+	out, err := render.Render(cfg, snaps, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

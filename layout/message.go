@@ -1,4 +1,4 @@
-package gitsync
+package layout
 
 import (
 	"fmt"
@@ -8,14 +8,22 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
+// Changes are the paths a commit changes, relative to the repository
+// sub-path.
+type Changes struct {
+	Written, Removed []string
+}
+
+// Empty reports whether nothing changed.
+func (c *Changes) Empty() bool { return len(c.Written) == 0 && len(c.Removed) == 0 }
+
 // MessageInput is what a commit message is made from.
 type MessageInput struct {
 	// Prev is the report of the HEAD commit (nil or empty for the first
 	// commit), Next the report being committed.
 	Prev, Next *render.Report
-	// Changes are the paths the commit changes (relative to the repository
-	// sub-path), e.g. from Repo.Changes; used for "changed" imports and
-	// when the reports alone do not say what happened.
+	// Changes are the paths the commit changes; used for "changed" imports
+	// and when the reports alone do not say what happened.
 	Changes *Changes
 	// Health holds one-line member health events, e.g. "cluster-2
 	// unreachable since 2026-11-22T10:00:00Z; keeping its exports".
@@ -102,16 +110,16 @@ func fallbackEvents(c *Changes) []string {
 	var inputs []string
 	config := false
 	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
-		if m, ok := strings.CutPrefix(p, "inputs/"); ok {
-			inputs = append(inputs, strings.TrimSuffix(m, ".yaml"))
+		if m, ok := inputMember(p); ok {
+			inputs = append(inputs, m)
 		}
-		if p == "clusterset.yaml" {
+		if p == ConfigFile {
 			config = true
 		}
 	}
 	var ev []string
 	if config {
-		ev = append(ev, "update clusterset.yaml")
+		ev = append(ev, "update "+ConfigFile)
 	}
 	if len(inputs) > 0 {
 		sort.Strings(inputs)

@@ -1,4 +1,4 @@
-package gitsync
+package layout
 
 import (
 	"fmt"
@@ -248,13 +248,8 @@ func touchedImports(c *Changes) map[string]bool {
 		return out
 	}
 	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
-		rest, ok := strings.CutPrefix(p, render.ClustersDir+"/")
-		if !ok {
-			continue
-		}
-		parts := strings.Split(rest, "/")
-		if len(parts) >= 4 {
-			out[parts[0]+"/"+parts[1]+"/"+parts[2]] = true
+		if member, key, ok := importOf(p); ok {
+			out[member+"/"+key] = true
 		}
 	}
 	return out

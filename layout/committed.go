@@ -1,0 +1,46 @@
+package layout
+
+import (
+	"fmt"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// Committed is what a commit says about the world: each member's last
+// snapshot, its health, and the report, whose gateways carry the TCP port
+// allocations the next render keeps.
+type Committed struct {
+	// Inputs are the inputs/<member>.yaml files, by member name.
+	Inputs map[string][]byte
+	Health map[string]clusters.Health
+	Report *render.Report
+}
+
+// CommittedRoots are the paths ReadCommitted needs of a commit.
+var CommittedRoots = []string{InputsDir, StatusDir}
+
+// ReadCommitted reads a commit's files (keys relative to the repository
+// sub-path; at least those under CommittedRoots) back. Nil files, as of
+// an empty repository, give an empty state.
+func ReadCommitted(files map[string][]byte) (*Committed, error) {
+	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]clusters.Health{}, Report: &render.Report{}}
+	if files == nil {
+		return c, nil
+	}
+	for p, b := range files {
+		if m, ok := inputMember(p); ok {
+			c.Inputs[m] = b
+		}
+	}
+	var err error
+	if b, ok := files[HealthFile]; ok {
+		if c.Health, err = ParseHealth(b); err != nil {
+			return nil, err
+		}
+	}
+	if c.Report, err = ReadReport(files); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return c, nil
+}

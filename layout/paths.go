@@ -1,0 +1,87 @@
+package layout
+
+import (
+	"path"
+	"strings"
+)
+
+// The rendered repository, relative to the configured sub-path:
+//
+//	clusterset.yaml                  the config, committed verbatim
+//	inputs/<member>.yaml             each member's snapshot (clusters/snapshot format)
+//	clusters/<member>/...            one file per object and a kustomization.yaml
+//	status/<namespace>/<name>.yaml   the report of one exported service
+//	status/gateways.yaml             what each gateway serves, TCP port allocations
+//	status/members.yaml              each member's reachability
+//	status/SUMMARY.md                the report for a person
+const (
+	ConfigFile  = "clusterset.yaml"
+	InputsDir   = "inputs"
+	ClustersDir = "clusters"
+	StatusDir   = "status"
+	// GatewaysFile and HealthFile sit beside the namespace directories of
+	// status/; no namespace can be called gateways.yaml or members.yaml.
+	GatewaysFile = StatusDir + "/gateways.yaml"
+	HealthFile   = StatusDir + "/members.yaml"
+	SummaryFile  = StatusDir + "/SUMMARY.md"
+)
+
+// RenderRoots are what `render` owns under --out: anything in them it did
+// not render this time is stale.
+var RenderRoots = []string{ClustersDir, StatusDir}
+
+// Roots are what each commit of the loop makes hold exactly the rendered
+// tree; anything else in the repository (a README, CI config) is left
+// alone. Callers must not modify it.
+var Roots = []string{ConfigFile, InputsDir, ClustersDir, StatusDir}
+
+// InputFile is where member's snapshot is committed.
+func InputFile(member string) string { return InputsDir + "/" + member + ".yaml" }
+
+// MemberDir is the directory of member's objects, with a trailing slash.
+func MemberDir(member string) string { return ClustersDir + "/" + member + "/" }
+
+// ServiceStatusFile is where the report of namespace/name is committed.
+func ServiceStatusFile(namespace, name string) string {
+	return StatusDir + "/" + namespace + "/" + name + ".yaml"
+}
+
+// inputMember is the member whose snapshot p is, if p is one.
+func inputMember(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, InputsDir+"/")
+	if !ok || strings.Contains(rest, "/") {
+		return "", false
+	}
+	return strings.CutSuffix(rest, ".yaml")
+}
+
+// serviceStatus splits status/<namespace>/<name>.yaml.
+func serviceStatus(p string) (ns, name string, ok bool) {
+	rest, ok := strings.CutPrefix(p, StatusDir+"/")
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 2 || !strings.HasSuffix(parts[1], ".yaml") {
+		return "", "", false
+	}
+	name = strings.TrimSuffix(parts[1], ".yaml")
+	if parts[0] == "" || name == "" {
+		return "", "", false
+	}
+	return parts[0], name, true
+}
+
+// importOf is the member and namespace/name of the import a file under
+// clusters/<member>/<namespace>/<name>/ belongs to.
+func importOf(p string) (member, key string, ok bool) {
+	rest, ok := strings.CutPrefix(p, ClustersDir+"/")
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) < 4 {
+		return "", "", false
+	}
+	return parts[0], path.Join(parts[1], parts[2]), true
+}
