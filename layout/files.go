@@ -206,4 +206,3 @@ func isEmpty(v any) bool {
 	}
 	return false
 }
-

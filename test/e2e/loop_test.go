@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
@@ -143,7 +144,7 @@ func TestSyncWithMemberDown(t *testing.T) {
 		assert.True(t, exists(m.Client, &mcsv1alpha1.ServiceImport{}, "db", "postgres"), "%s lost cluster-2's export", m.Name)
 	}
 	assert.True(t, exists(c3.Client, &mcsv1alpha1.ServiceImport{}, "web", "frontend"), "cluster-1's new export reached cluster-3")
-	health, err := w.loop.Repo.ReadFile(out.Commit, reconcile.HealthFile)
+	health, err := w.loop.Repo.ReadFile(out.Commit, layout.HealthFile)
 	require.NoError(t, err)
 	assert.Contains(t, string(health), "unreachableSince")
 }
