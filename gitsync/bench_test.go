@@ -236,7 +236,7 @@ func BenchmarkCommit(b *testing.B) {
 				b.Fatal(err)
 			}
 			t0 := time.Now()
-			if _, changed, err := r.Commit(files, commitRoots, "first"); err != nil || !changed {
+			if _, changed, err := r.Commit(files, commitRoots, gitsync.StaticMessage("first")); err != nil || !changed {
 				b.Fatalf("first commit: changed=%v err=%v", changed, err)
 			}
 			first := time.Since(t0)
@@ -249,7 +249,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.Run("unchanged", func(b *testing.B) {
 				peak := benchmem.Start()
 				for b.Loop() {
-					if _, changed, err := r.Commit(files, commitRoots, "again"); err != nil || changed {
+					if _, changed, err := r.Commit(files, commitRoots, gitsync.StaticMessage("again")); err != nil || changed {
 						b.Fatalf("unchanged world: changed=%v err=%v", changed, err)
 					}
 				}
@@ -270,7 +270,7 @@ func BenchmarkCommit(b *testing.B) {
 				for b.Loop() {
 					i++
 					files[victim] = append(append([]byte{}, orig...), fmt.Sprintf("# %d\n", i)...)
-					if _, changed, err := r.Commit(files, commitRoots, "one"); err != nil || !changed {
+					if _, changed, err := r.Commit(files, commitRoots, gitsync.StaticMessage("one")); err != nil || !changed {
 						b.Fatalf("changed=%v err=%v", changed, err)
 					}
 				}

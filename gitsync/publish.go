@@ -11,8 +11,8 @@ import (
 
 // Produce renders the files to commit on top of the current HEAD: the
 // complete content of roots (relative to the repository sub-path) and
-// the commit message.
-type Produce func(ctx context.Context) (files map[string][]byte, roots []string, msg string, err error)
+// how to write the commit message from what they change.
+type Produce func(ctx context.Context) (files map[string][]byte, roots []string, msg Message, err error)
 
 // Publish runs produce, commits and pushes. When the push is rejected
 // because the remote moved on, it fetches, hard-resets to the remote

@@ -18,15 +18,15 @@ func TestPublishRetriesAfterConcurrentPush(t *testing.T) {
 	ctx := context.Background()
 	ours := open(t, bare)
 	theirs := open(t, bare)
-	_, _, err := Publish(ctx, ours, 3, func(context.Context) (map[string][]byte, []string, string, error) {
-		return rendered(), treeRoots, "base", nil
+	_, _, err := Publish(ctx, ours, 3, func(context.Context) (map[string][]byte, []string, Message, error) {
+		return rendered(), treeRoots, StaticMessage("base"), nil
 	})
 	require.NoError(t, err)
 	require.NoError(t, theirs.ResetToRemote(ctx))
 
 	calls := 0
 	var heads []string
-	hash, changed, err := Publish(ctx, ours, 3, func(context.Context) (map[string][]byte, []string, string, error) {
+	hash, changed, err := Publish(ctx, ours, 3, func(context.Context) (map[string][]byte, []string, Message, error) {
 		calls++
 		head, err := ours.Head()
 		require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestPublishRetriesAfterConcurrentPush(t *testing.T) {
 		if calls == 1 {
 			require.Error(t, err)
 			// The concurrent push lands right now.
-			_, changed, err := theirs.Commit(map[string][]byte{"inputs/theirs.yaml": []byte("t\n")}, []string{"inputs/theirs.yaml"}, "theirs")
+			_, changed, err := theirs.Commit(map[string][]byte{"inputs/theirs.yaml": []byte("t\n")}, []string{"inputs/theirs.yaml"}, StaticMessage("theirs"))
 			require.NoError(t, err)
 			require.True(t, changed)
 			require.NoError(t, theirs.Push(ctx))
@@ -45,7 +45,7 @@ func TestPublishRetriesAfterConcurrentPush(t *testing.T) {
 		}
 		files := rendered()
 		files["status/web/api.yaml"] = []byte("ours\n")
-		return files, treeRoots, fmt.Sprintf("ours (attempt %d)", calls), nil
+		return files, treeRoots, StaticMessage(fmt.Sprintf("ours (attempt %d)", calls)), nil
 	})
 	require.NoError(t, err)
 	assert.True(t, changed)
@@ -69,13 +69,13 @@ func TestPublishGivesUpAfterRetries(t *testing.T) {
 	ours := open(t, bare)
 	theirs := open(t, bare)
 	calls := 0
-	_, _, err := Publish(ctx, ours, 2, func(context.Context) (map[string][]byte, []string, string, error) {
+	_, _, err := Publish(ctx, ours, 2, func(context.Context) (map[string][]byte, []string, Message, error) {
 		calls++
 		require.NoError(t, theirs.ResetToRemote(ctx))
-		_, _, err := theirs.Commit(map[string][]byte{"inputs/x.yaml": []byte(fmt.Sprint(calls))}, []string{"inputs"}, "theirs")
+		_, _, err := theirs.Commit(map[string][]byte{"inputs/x.yaml": []byte(fmt.Sprint(calls))}, []string{"inputs"}, StaticMessage("theirs"))
 		require.NoError(t, err)
 		require.NoError(t, theirs.Push(ctx))
-		return rendered(), treeRoots, "ours", nil
+		return rendered(), treeRoots, StaticMessage("ours"), nil
 	})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrPushRejected)
@@ -87,8 +87,8 @@ func TestPublishNoChangeNoCommit(t *testing.T) {
 	bare := bareRemote(t)
 	ctx := context.Background()
 	r := open(t, bare)
-	produce := func(context.Context) (map[string][]byte, []string, string, error) {
-		return rendered(), treeRoots, "x", nil
+	produce := func(context.Context) (map[string][]byte, []string, Message, error) {
+		return rendered(), treeRoots, StaticMessage("x"), nil
 	}
 	first, changed, err := Publish(ctx, r, 1, produce)
 	require.NoError(t, err)
@@ -105,10 +105,10 @@ func TestPublishPushesLeftoverCommit(t *testing.T) {
 	bare := bareRemote(t)
 	ctx := context.Background()
 	r := open(t, bare)
-	hash, _, err := r.Commit(rendered(), treeRoots, "not pushed")
+	hash, _, err := r.Commit(rendered(), treeRoots, StaticMessage("not pushed"))
 	require.NoError(t, err)
-	_, changed, err := Publish(ctx, r, 1, func(context.Context) (map[string][]byte, []string, string, error) {
-		return rendered(), treeRoots, "x", nil
+	_, changed, err := Publish(ctx, r, 1, func(context.Context) (map[string][]byte, []string, Message, error) {
+		return rendered(), treeRoots, StaticMessage("x"), nil
 	})
 	require.NoError(t, err)
 	assert.False(t, changed)
@@ -119,8 +119,8 @@ func TestPublishPushesLeftoverCommit(t *testing.T) {
 func TestPublishProduceErrorStops(t *testing.T) {
 	r := open(t, bareRemote(t))
 	boom := errors.New("boom")
-	_, _, err := Publish(context.Background(), r, 3, func(context.Context) (map[string][]byte, []string, string, error) {
-		return nil, nil, "", boom
+	_, _, err := Publish(context.Background(), r, 3, func(context.Context) (map[string][]byte, []string, Message, error) {
+		return nil, nil, nil, boom
 	})
 	assert.ErrorIs(t, err, boom)
 }

@@ -57,6 +57,13 @@ type Repo struct {
 	// cache holds the blob hashes of the HEAD tree under the roots last
 	// asked for, so the steady state does not re-read the tree.
 	cache headCache
+	// mirrored is the commit whose files the worktree is known to hold
+	// under the roots of mirroredRoots, because Commit wrote them: the next
+	// Commit on top of it writes only what it changes. Zero after Open and
+	// ResetToRemote, when the worktree is whatever a checkout left there
+	// (links included), so the next Commit writes the whole tree.
+	mirrored      plumbing.Hash
+	mirroredRoots []string
 }
 
 const remoteName = "origin"

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,15 +72,27 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 	return d, nil
 }
 
-// Commit makes roots under Dir() hold exactly files (see WriteTree) and
-// commits the result on Branch when any blob differs from the HEAD
-// commit. Only the changed and removed paths are staged; author and
-// committer are Options.Author at Options.Clock(). When nothing changed
-// it returns the current head and changed=false without committing.
+// Message writes a commit's message from what it changes.
+type Message func(*Changes) string
+
+// StaticMessage is a Message that does not depend on the change.
+func StaticMessage(msg string) Message { return func(*Changes) string { return msg } }
+
+// Commit makes roots under Dir() hold exactly files and commits the result
+// on Branch when any blob differs from the HEAD commit; msg is called once,
+// with that difference, only when there is one. Only the changed and
+// removed paths are staged; author and committer are Options.Author at
+// Options.Clock(). When nothing changed it returns the current head and
+// changed=false without committing.
 //
-// The decision compares blob hashes of files with the HEAD tree; it never
-// computes the worktree status, which costs a walk of every file.
-func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plumbing.Hash, bool, error) {
+// The difference is computed once, from blob hashes of files against the
+// HEAD tree (cached between commits), never from the worktree status, which
+// costs a walk of every file; the message, the worktree write and the
+// commit all use it. The worktree write touches only the changed and
+// removed paths when the worktree is known to hold HEAD (Commit wrote it);
+// the first Commit after Open or ResetToRemote writes the whole tree like
+// WriteTree, deleting whatever a checkout left there (links included).
+func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plumbing.Hash, bool, error) {
 	head, err := r.Head()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -91,20 +104,18 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 			return head, false, fmt.Errorf("path %s in the repository: %w", r.opts.Path, err)
 		}
 	}
-	written, err := WriteTree(r.Dir(), files, roots)
-	if err != nil {
-		return head, false, fmt.Errorf("writing the rendered tree into %s: %w", r.Dir(), err)
-	}
-	for _, p := range written.Unsafe {
-		r.opts.Log.Warn("deleted a symbolic link or special file from the rendered tree; it was not followed", "path", p)
-	}
 	d, err := r.diffHead(head, files, roots)
 	if err != nil {
 		return head, false, err
 	}
+	if err := r.writeWorktree(head, files, roots, d); err != nil {
+		return head, false, err
+	}
 	if d.empty() {
+		r.mirrored = head
 		return head, false, nil
 	}
+	message := msg(&Changes{Written: d.changed, Removed: d.removed})
 	if err := r.storeBlobs(files, d.changed, d.hashes); err != nil {
 		return head, false, err
 	}
@@ -112,7 +123,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 	if err != nil {
 		return head, false, fmt.Errorf("building the commit tree: %w", err)
 	}
-	hash, err := r.storeCommit(head, tree, msg)
+	hash, err := r.storeCommit(head, tree, message)
 	if err != nil {
 		return head, false, err
 	}
@@ -124,12 +135,37 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg string) (plum
 		return head, false, fmt.Errorf("moving branch %s to %s: %w", r.opts.Branch, hash, err)
 	}
 	r.cache.advance(hash, d)
+	r.mirrored = hash
 	if err := r.stage(d); err != nil {
 		return hash, true, fmt.Errorf("committed %s but updating the index failed: %w", hash, err)
 	}
 	r.opts.Log.Info("git commit", "commit", hash.String()[:12], "branch", r.opts.Branch,
-		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(msg))
+		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(message))
 	return hash, true, nil
+}
+
+// writeWorktree makes the worktree hold files under roots: only d's paths
+// when it is known to hold head, else all of them. Until the caller knows
+// the commit landed, the worktree is not known to hold anything.
+func (r *Repo) writeWorktree(head plumbing.Hash, files map[string][]byte, roots []string, d *headDiff) error {
+	var (
+		written *Changes
+		err     error
+	)
+	if !head.IsZero() && r.mirrored == head && slices.Equal(r.mirroredRoots, roots) {
+		written, err = writeChanges(r.Dir(), files, d.changed, d.removed)
+	} else {
+		written, err = WriteTree(r.Dir(), files, roots)
+	}
+	r.mirrored = plumbing.ZeroHash
+	if err != nil {
+		return fmt.Errorf("writing the rendered tree into %s: %w", r.Dir(), err)
+	}
+	for _, p := range written.Unsafe {
+		r.opts.Log.Warn("deleted a symbolic link or special file from the rendered tree; it was not followed", "path", p)
+	}
+	r.mirroredRoots = slices.Clone(roots)
+	return nil
 }
 
 func (r *Repo) storeBlobs(files map[string][]byte, paths []string, hashes map[string]plumbing.Hash) error {

@@ -99,6 +99,7 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 			return err
 		}
 	}
+	r.mirrored = plumbing.ZeroHash
 	if err := r.wt.Reset(&git.ResetOptions{Commit: remote, Mode: git.HardReset}); err != nil {
 		return fmt.Errorf("resetting %s to %s/%s (%s): %w", r.root, remoteName, r.opts.Branch, remote, err)
 	}

@@ -9,12 +9,12 @@ import (
 
 func TestResolve(t *testing.T) {
 	r := open(t, bareRemote(t))
-	first, changed, err := r.Commit(rendered(), treeRoots, "first\n")
+	first, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("first\n"))
 	require.NoError(t, err)
 	require.True(t, changed)
 	files := rendered()
 	files["status/SUMMARY.md"] = []byte("second\n")
-	second, _, err := r.Commit(files, treeRoots, "second\n")
+	second, _, err := r.Commit(files, treeRoots, StaticMessage("second\n"))
 	require.NoError(t, err)
 
 	for rev, want := range map[string]string{

@@ -84,7 +84,7 @@ func TestEmptyRemoteFirstCommitCreatesBranch(t *testing.T) {
 	assert.True(t, head.IsZero())
 	assert.Equal(t, filepath.Join(r.root, "deploy", "mcs"), r.Dir())
 
-	hash, changed, err := r.Commit(rendered(), treeRoots, "first\n\nbody\n")
+	hash, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("first\n\nbody\n"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	require.NoError(t, r.Push(context.Background()))
@@ -103,13 +103,13 @@ func TestEmptyRemoteFirstCommitCreatesBranch(t *testing.T) {
 func TestCommitOnlyWhenChanged(t *testing.T) {
 	r := open(t, bareRemote(t))
 	files := rendered()
-	first, changed, err := r.Commit(files, treeRoots, "first")
+	first, changed, err := r.Commit(files, treeRoots, StaticMessage("first"))
 	require.NoError(t, err)
 	require.True(t, changed)
 	// Something outside the roots is never touched or committed away.
 	require.NoError(t, os.WriteFile(filepath.Join(r.root, "README.md"), []byte("hi\n"), 0o644))
 
-	again, changed, err := r.Commit(rendered(), treeRoots, "again")
+	again, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("again"))
 	require.NoError(t, err)
 	assert.False(t, changed, "identical bytes: no commit")
 	assert.Equal(t, first, again)
@@ -117,7 +117,7 @@ func TestCommitOnlyWhenChanged(t *testing.T) {
 	files["status/web/api.yaml"] = []byte("namespace: web\nname: api\ntype: Headless\n")
 	delete(files, "clusters/a/web/api/serviceimport.yaml")
 	files["clusters/a/kustomization.yaml"] = []byte("resources: []\n")
-	second, changed, err := r.Commit(files, treeRoots, "second")
+	second, changed, err := r.Commit(files, treeRoots, StaticMessage("second"))
 	require.NoError(t, err)
 	require.True(t, changed)
 
@@ -172,7 +172,7 @@ func TestCommitDecidesAgainstHeadNotWorktree(t *testing.T) {
 	c, err := r.Changes(rendered(), treeRoots)
 	require.NoError(t, err)
 	assert.Len(t, c.Written, 4)
-	_, changed, err := r.Commit(rendered(), treeRoots, "after crash")
+	_, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("after crash"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	c, err = r.Changes(rendered(), treeRoots)
@@ -182,7 +182,7 @@ func TestCommitDecidesAgainstHeadNotWorktree(t *testing.T) {
 
 func TestCommitRefusesFilesOutsideRoots(t *testing.T) {
 	r := open(t, bareRemote(t))
-	_, _, err := r.Commit(map[string][]byte{"inputs/a.yaml": nil}, []string{"clusters"}, "x")
+	_, _, err := r.Commit(map[string][]byte{"inputs/a.yaml": nil}, []string{"clusters"}, StaticMessage("x"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "inputs/a.yaml")
 }
@@ -192,7 +192,7 @@ func TestReadFileAndFiles(t *testing.T) {
 	files := rendered()
 	files["inputs/a.yaml"] = []byte("a\n")
 	files["inputs/b.yaml"] = []byte("b\n")
-	head, _, err := r.Commit(files, append(treeRoots, "inputs"), "x")
+	head, _, err := r.Commit(files, append(treeRoots, "inputs"), StaticMessage("x"))
 	require.NoError(t, err)
 
 	b, err := r.ReadFile(head, "clusterset.yaml")
@@ -219,7 +219,7 @@ func TestReuseCloneFetchesAndResets(t *testing.T) {
 	bare := bareRemote(t)
 	workdir := filepath.Join(t.TempDir(), "clone")
 	a := open(t, bare, func(o *Options) { o.Workdir = workdir })
-	first, _, err := a.Commit(rendered(), treeRoots, "first")
+	first, _, err := a.Commit(rendered(), treeRoots, StaticMessage("first"))
 	require.NoError(t, err)
 	require.NoError(t, a.Push(context.Background()))
 
@@ -227,13 +227,13 @@ func TestReuseCloneFetchesAndResets(t *testing.T) {
 	other := open(t, bare)
 	files := rendered()
 	files["status/web/api.yaml"] = []byte("changed\n")
-	second, _, err := other.Commit(files, treeRoots, "second")
+	second, _, err := other.Commit(files, treeRoots, StaticMessage("second"))
 	require.NoError(t, err)
 	require.NoError(t, other.Push(context.Background()))
 
 	// A local commit in the old clone that was never pushed is dropped.
 	files["status/web/api.yaml"] = []byte("local only\n")
-	_, _, err = a.Commit(files, treeRoots, "local")
+	_, _, err = a.Commit(files, treeRoots, StaticMessage("local"))
 	require.NoError(t, err)
 
 	b := open(t, bare, func(o *Options) { o.Workdir = workdir })
@@ -252,7 +252,7 @@ func TestReuseCloneFetchesAndResets(t *testing.T) {
 func TestFileURLIsCloned(t *testing.T) {
 	bare := bareRemote(t)
 	r := open(t, "file://"+bare)
-	_, _, err := r.Commit(rendered(), treeRoots, "x")
+	_, _, err := r.Commit(rendered(), treeRoots, StaticMessage("x"))
 	require.NoError(t, err)
 	require.NoError(t, r.Push(context.Background()))
 	files, _ := remoteTree(t, bare)
@@ -275,7 +275,7 @@ func TestLocalRepositoryInPlace(t *testing.T) {
 	r, err := Open(context.Background(), Options{URL: dir, Branch: "rendered", Clock: clock})
 	require.NoError(t, err)
 	assert.Equal(t, dir, r.Dir())
-	hash, changed, err := r.Commit(rendered(), treeRoots, "render")
+	hash, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("render"))
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.NoError(t, r.Push(context.Background()), "no origin: nothing to push")
@@ -298,7 +298,7 @@ func TestLocalEmptyRepository(t *testing.T) {
 	require.NoError(t, err)
 	r, err := Open(context.Background(), Options{URL: dir})
 	require.NoError(t, err)
-	_, changed, err := r.Commit(rendered(), treeRoots, "x")
+	_, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("x"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	h, err := r.repo.Reference(plumbing.NewBranchReferenceName("main"), false)

@@ -43,7 +43,7 @@ func pushLinks(t *testing.T, bare string, links map[string]string) {
 func TestCommitReplacesLinksPushedToTheRemote(t *testing.T) {
 	bare := bareRemote(t)
 	first := open(t, bare)
-	_, _, err := first.Commit(rendered(), treeRoots, "first\n")
+	_, _, err := first.Commit(rendered(), treeRoots, StaticMessage("first\n"))
 	require.NoError(t, err)
 	require.NoError(t, first.Push(t.Context()))
 
@@ -61,7 +61,7 @@ func TestCommitReplacesLinksPushedToTheRemote(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, links, "status/extra.yaml", "Files never returns a link's target as content")
 
-	hash, changed, err := r.Commit(rendered(), treeRoots, "second\n")
+	hash, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("second\n"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	entries, err := os.ReadDir(outside)
@@ -80,7 +80,7 @@ func TestCommitReplacesLinksPushedToTheRemote(t *testing.T) {
 		return nil
 	}))
 
-	_, changed, err = r.Commit(rendered(), treeRoots, "third\n")
+	_, changed, err = r.Commit(rendered(), treeRoots, StaticMessage("third\n"))
 	require.NoError(t, err)
 	assert.False(t, changed, "the next cycle is quiet")
 }
@@ -89,13 +89,13 @@ func TestCommitReplacesLinksPushedToTheRemote(t *testing.T) {
 func TestCommitRefusesALinkedSubPath(t *testing.T) {
 	bare := bareRemote(t)
 	first := open(t, bare)
-	_, _, err := first.Commit(rendered(), treeRoots, "first\n")
+	_, _, err := first.Commit(rendered(), treeRoots, StaticMessage("first\n"))
 	require.NoError(t, err)
 	require.NoError(t, first.Push(t.Context()))
 	pushLinks(t, bare, map[string]string{"deploy/mcs": "/tmp"})
 
 	r := open(t, bare)
-	_, _, err = r.Commit(rendered(), treeRoots, "second\n")
+	_, _, err = r.Commit(rendered(), treeRoots, StaticMessage("second\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "path deploy/mcs in the repository")
 	assert.Contains(t, err.Error(), "symbolic link")

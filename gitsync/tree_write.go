@@ -30,6 +30,92 @@ func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, e
 	if err != nil {
 		return nil, err
 	}
+	return pl.write(dir, files)
+}
+
+// writeChanges is WriteTree for a caller that knows what differs: dir
+// already holds files except for written (new or different) and removed.
+// Nothing is read and nothing else is listed; only the written paths and
+// their parents are checked, so a link or file standing where a written
+// file or its directory goes is deleted, never followed, and a removed path
+// below a link is not touched.
+func writeChanges(dir string, files map[string][]byte, written, removed []string) (*Changes, error) {
+	pl := &treePlan{Changes: Changes{Written: written}}
+	// kind of each parent directory checked: real, absent, or in the way.
+	const (
+		real = iota + 1
+		absent
+		inTheWay
+	)
+	kind := map[string]int{}
+	var check func(d string) (int, error)
+	check = func(d string) (int, error) {
+		if k, ok := kind[d]; ok {
+			return k, nil
+		}
+		k := real
+		if p := parentOf(d); p != "" {
+			pk, err := check(p)
+			if err != nil {
+				return 0, err
+			}
+			if pk != real {
+				// Below something absent or about to be deleted: created anew.
+				kind[d] = absent
+				return absent, nil
+			}
+		}
+		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			k = absent
+		case err != nil:
+			return 0, err
+		case !st.IsDir():
+			k = inTheWay
+			pl.blocked = append(pl.blocked, d)
+		}
+		kind[d] = k
+		return k, nil
+	}
+	for _, p := range written {
+		k := real
+		if d := parentOf(p); d != "" {
+			var err error
+			if k, err = check(d); err != nil {
+				return nil, &IOError{err}
+			}
+		}
+		if k != real {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, &IOError{err}
+		case !st.Mode().IsRegular():
+			pl.Unsafe = append(pl.Unsafe, p)
+		}
+	}
+	for _, p := range removed {
+		if d := parentOf(p); d != "" {
+			k, err := check(d)
+			if err != nil {
+				return nil, &IOError{err}
+			}
+			if k != real {
+				continue
+			}
+		}
+		pl.Removed = append(pl.Removed, p)
+	}
+	return pl.write(dir, files)
+}
+
+// write carries out the plan: entries in the way deleted, changed files
+// staged and renamed into place, stale files removed.
+func (pl *treePlan) write(dir string, files map[string][]byte) (*Changes, error) {
 	gone := map[string]bool{}
 	for _, p := range append(append([]string{}, pl.Unsafe...), pl.blocked...) {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {

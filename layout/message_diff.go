@@ -50,12 +50,10 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		s.exportsAdded, s.exportsGone = setDiff(exporters(s.prev), exporters(s.next))
 		wasInvalid := invalid(s.prev)
 		s.invalidNow = map[string]string{}
-		for _, e := range exportsOf(s.next) {
-			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
-				if _, was := wasInvalid[e.Member]; !was {
-					s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, c.Reason))
-					s.invalidNow[e.Member] = c.Reason
-				}
+		for _, p := range problemsOf(s.next) {
+			if _, was := wasInvalid[p.Member]; p.Kind == render.ProblemInvalid && !was {
+				s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", p.Member, p.Reason))
+				s.invalidNow[p.Member] = p.Reason
 			}
 		}
 		// A new export that is invalid is reported as invalid, not as an
@@ -278,23 +276,35 @@ func exporters(s *render.ServiceReport) []string {
 }
 
 func validExporters(s *render.ServiceReport) []string {
+	bad := invalid(s)
 	var out []string
 	for _, e := range exportsOf(s) {
-		if c, ok := e.Condition("Valid"); !ok || c.Status == "True" {
+		if _, ok := bad[e.Member]; !ok {
 			out = append(out, e.Member)
 		}
 	}
 	return out
 }
 
+// invalid maps each member whose export is invalid to the reason.
 func invalid(s *render.ServiceReport) map[string]string {
 	out := map[string]string{}
-	for _, e := range exportsOf(s) {
-		if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
-			out[e.Member] = c.Reason
+	if s == nil {
+		return out
+	}
+	for _, p := range s.Problems() {
+		if p.Kind == render.ProblemInvalid {
+			out[p.Member] = p.Reason
 		}
 	}
 	return out
+}
+
+func problemsOf(s *render.ServiceReport) []render.Problem {
+	if s == nil {
+		return nil
+	}
+	return s.Problems()
 }
 
 func conflicted(s *render.ServiceReport) bool { return s != nil && s.Conflicted() }

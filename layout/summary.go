@@ -8,6 +8,14 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
+// exportMarks follow an exporter's name in the table for the problems of
+// its export.
+var exportMarks = map[render.ProblemKind]string{
+	render.ProblemInvalid:  " (invalid)",
+	render.ProblemConflict: " (conflict)",
+	render.ProblemNotReady: " (not ready)",
+}
+
 // Summary is status/SUMMARY.md: the report for a person reviewing a commit.
 func Summary(r *render.Report) string {
 	var b strings.Builder
@@ -22,35 +30,16 @@ func Summary(r *render.Report) string {
 	var problems []string
 	b.WriteString("| service | type | exported by | imported by | ready endpoints |\n|---|---|---|---|---|\n")
 	for _, s := range r.Services {
-		var exporters []string
+		marks := map[string]string{}
+		for _, p := range s.Problems() {
+			problems = append(problems, p.String())
+			if mark, ok := exportMarks[p.Kind]; ok {
+				marks[p.Member] += mark
+			}
+		}
+		exporters := make([]string, 0, len(s.Exports))
 		for _, e := range s.Exports {
-			mark := ""
-			problem := func(c render.Condition, m string) {
-				mark += m
-				problems = append(problems, fmt.Sprintf("%s/%s from %s: %s: %s", s.Namespace, s.Name, e.Member, c.Reason, c.Message))
-			}
-			if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
-				problem(c, " (invalid)")
-			} else {
-				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-					problem(c, " (conflict)")
-				}
-				if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
-					problem(c, " (not ready)")
-				}
-			}
-			exporters = append(exporters, e.Member+mark)
-		}
-		for _, m := range s.MissingNamespace {
-			problems = append(problems, fmt.Sprintf("%s/%s: namespace %s does not exist in %s", s.Namespace, s.Name, s.Namespace, m))
-		}
-		for _, w := range s.Warnings {
-			problems = append(problems, fmt.Sprintf("%s/%s: %s", s.Namespace, s.Name, w))
-		}
-		for _, p := range s.Policies {
-			if c, _ := p.Condition("Applied"); c.Status != "True" {
-				problems = append(problems, fmt.Sprintf("%s/%s: %s policy in %s: %s: %s", s.Namespace, s.Name, p.LbType, p.Member, c.Reason, c.Message))
-			}
+			exporters = append(exporters, e.Member+marks[e.Member])
 		}
 		members := make([]string, 0, len(s.Endpoints))
 		for m := range s.Endpoints {

@@ -78,7 +78,7 @@ func BenchmarkCycle(b *testing.B) {
 
 // benchLoop is a Loop on a fresh clone of an empty bare repository, with
 // no members: publish never reads or applies to one.
-func benchLoop(b *testing.B, cfg *v1alpha1.ClusterSet) *Loop {
+func benchLoop(b testing.TB, cfg *v1alpha1.ClusterSet) *Loop {
 	b.Helper()
 	base := b.TempDir()
 	if parent := os.Getenv("MCS_BENCH_DIR"); parent != "" {
@@ -107,7 +107,7 @@ func benchLoop(b *testing.B, cfg *v1alpha1.ClusterSet) *Loop {
 
 // moveOneEndpoint returns results with the first address of the first
 // exported slice of the first member that has one changed.
-func moveOneEndpoint(b *testing.B, results []clusters.Result) []clusters.Result {
+func moveOneEndpoint(b testing.TB, results []clusters.Result) []clusters.Result {
 	b.Helper()
 	out := append([]clusters.Result{}, results...)
 	for i, r := range out {

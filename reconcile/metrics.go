@@ -19,6 +19,7 @@ type Metrics struct {
 	Exports         prometheus.Gauge
 	Imports         prometheus.Gauge
 	Conflicts       prometheus.Gauge
+	Problems        *prometheus.GaugeVec
 	IsLeader        prometheus.Gauge
 }
 
@@ -65,13 +66,17 @@ func NewMetrics() *Metrics {
 			Name: "mcs_gitops_conflicts",
 			Help: "Exported services with Conflict=True in the last render.",
 		}),
+		Problems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcs_gitops_problems",
+			Help: "Problems in the last render by kind, as status/SUMMARY.md lists them (Invalid, Conflict, NotReady, MissingNamespace, Warning, Policy).",
+		}, []string{"kind"}),
 		IsLeader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcs_gitops_leader",
 			Help: "1 while this replica holds the leader Lease.",
 		}),
 	}
 	r.MustRegister(m.CycleDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
-		m.MemberReachable, m.Exports, m.Imports, m.Conflicts, m.IsLeader,
+		m.MemberReachable, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

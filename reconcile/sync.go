@@ -91,7 +91,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 	l.observeReport(pub.report)
 
-	out.Applied = l.applyFiles(ctx, pub.files, pub.applyReport, readable(out.Collected), false)
+	out.Applied = l.applyFiles(ctx, pub.files, pub.report, readable(out.Collected), false)
 	if failed := out.FailedMembers(); len(failed) > 0 {
 		l.finish(out, start, "partial")
 		return out, &PartialError{Failed: failed}
@@ -100,20 +100,28 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	return out, nil
 }
 
-// published is one cycle's commit: what apply gets.
+// published is one cycle's commit and what apply gets.
 type published struct {
 	commit  plumbing.Hash
 	changed bool
 	message string
-	// report is the render's report; files and applyReport are what the
-	// commit holds under clusters/ and status/, for apply.
-	report      *render.Report
-	files       map[string][]byte
-	applyReport *render.Report
+	// files and report are what the commit holds, from memory (see
+	// publish).
+	files  map[string][]byte
+	report *render.Report
 }
 
 // publish renders on top of HEAD, commits and pushes when a byte changed,
 // and returns what to apply.
+//
+// Apply gets the files and report of the last render, not a read of the
+// commit back from Git: they are the same bytes. Commit decided "nothing
+// changed" only because every rendered file's blob hash equals HEAD's and
+// HEAD holds nothing else under the roots, and otherwise committed exactly
+// those blobs; so the commit's tree under the roots is this map. The
+// report is the one these status files were written from, warnings
+// included, where reading it back would have lost them. Only apply --ref
+// reads a commit (ApplyRef).
 func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*published, error) {
 	t := l.Config.Spec.Sync.Timings()
 	var (
@@ -121,30 +129,25 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		lastMsg string
 	)
 	hash, changed, err := gitsync.Publish(ctx, l.Repo, t.PushRetries,
-		func(ctx context.Context) (map[string][]byte, []string, string, error) {
+		func(ctx context.Context) (map[string][]byte, []string, gitsync.Message, error) {
 			head, err := l.Repo.Head()
 			if err != nil {
-				return nil, nil, "", err
+				return nil, nil, nil, err
 			}
 			tr, err := l.produce(head, collected)
 			if err != nil {
-				return nil, nil, "", err
+				return nil, nil, nil, err
 			}
-			changes, err := l.Repo.Changes(tr.files, layout.Roots)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			last, lastMsg = tr, tr.message(changes)
-			return tr.files, layout.Roots, lastMsg, nil
+			last, lastMsg = tr, ""
+			return tr.files, layout.Roots, func(c *gitsync.Changes) string {
+				lastMsg = tr.message(c)
+				return lastMsg
+			}, nil
 		})
 	if err != nil {
 		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
 	}
-	files, report, err := l.readCommit(hash)
-	if err != nil {
-		return nil, err
-	}
-	return &published{commit: hash, changed: changed, message: lastMsg, report: last.report, files: files, applyReport: report}, nil
+	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report}, nil
 }
 
 // readable lists the members whose read succeeded: applying to a member
@@ -194,6 +197,14 @@ func (l *Loop) observeReport(r *render.Report) {
 		if s.Conflicted() {
 			conflicts++
 		}
+	}
+	kinds := map[render.ProblemKind]int{}
+	for _, p := range r.Problems() {
+		kinds[p.Kind]++
+	}
+	for _, k := range []render.ProblemKind{render.ProblemInvalid, render.ProblemConflict, render.ProblemNotReady,
+		render.ProblemMissingNamespace, render.ProblemWarning, render.ProblemPolicy} {
+		l.Metrics.Problems.WithLabelValues(string(k)).Set(float64(kinds[k]))
 	}
 	l.Metrics.Exports.Set(float64(exports))
 	l.Metrics.Imports.Set(float64(imports))

@@ -82,13 +82,3 @@ func findCondition(cs []Condition, t string) (Condition, bool) {
 	}
 	return Condition{}, false
 }
-
-// Conflicted reports whether any export of the service has Conflict=True.
-func (s ServiceReport) Conflicted() bool {
-	for _, e := range s.Exports {
-		if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-			return true
-		}
-	}
-	return false
-}

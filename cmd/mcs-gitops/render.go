@@ -140,9 +140,11 @@ func newValidateCommand() *cobra.Command {
 cluster IDs, invalid names and pasted credentials are errors, with file, line
 and field) and every inputs/<member>.yaml (malformed YAML, duplicate or invalid
 objects are errors naming the object), then renders in memory and prints what
-is not healthy: export conditions (conflicts, invalid exports, gateway-mode
-validation), traffic policies not fully applied, and per-service warnings
-(e.g. a member that cannot reach another's endpoints). It writes nothing.
+is not healthy, the same lines as the Problems of status/SUMMARY.md: invalid
+exports (gateway-mode validation included), conflicts, exports not ready,
+members without the namespace, traffic policies not applied, and per-service
+warnings (e.g. a member that cannot reach another's endpoints). Problems are
+not errors: it writes nothing and exits 0.
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
 Exit codes: 0 valid, 2 invalid.`,
@@ -157,32 +159,12 @@ Exit codes: 0 valid, 2 invalid.`,
 			for _, warn := range result.Report.Warnings {
 				fmt.Fprintln(w, "warning:", warn)
 			}
-			problems := 0
-			for _, s := range result.Report.Services {
-				for _, e := range s.Exports {
-					for _, c := range e.Conditions {
-						if (c.Type == "Valid" && c.Status != "True") || (c.Type == "Conflict" && c.Status == "True") {
-							problems++
-							fmt.Fprintf(w, "%s/%s in %s: %s=%s (%s): %s\n", s.Namespace, s.Name, e.Member, c.Type, c.Status, c.Reason, c.Message)
-						}
-					}
-				}
-				for _, p := range s.Policies {
-					for _, c := range p.Conditions {
-						if c.Status != "True" {
-							problems++
-							fmt.Fprintf(w, "%s/%s: %s policy in %s: %s=%s (%s): %s\n", s.Namespace, s.Name, p.LbType, p.Member, c.Type, c.Status, c.Reason, c.Message)
-							break
-						}
-					}
-				}
-				for _, warning := range s.Warnings {
-					problems++
-					fmt.Fprintf(w, "%s/%s: %s\n", s.Namespace, s.Name, warning)
-				}
+			problems := result.Report.Problems()
+			for _, p := range problems {
+				fmt.Fprintln(w, p)
 			}
 			fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
-				len(cfg.Spec.Members), len(result.Report.Services), problems)
+				len(cfg.Spec.Members), len(result.Report.Services), len(problems))
 			return nil
 		},
 	}
