@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 
@@ -36,6 +37,9 @@ type Member struct {
 	// LookupHost resolves GatewayHost; nil means net.DefaultResolver.LookupHost.
 	// It is given the member's read context and must honour it.
 	LookupHost func(ctx context.Context, host string) ([]string, error)
+	// Log receives what reading and watching the member reports; nil means
+	// slog.Default().
+	Log *slog.Logger
 
 	// Clients that honour the context on every call and need no discovery,
 	// so a hung apiserver cannot hold Collect or Watch past their deadline.
@@ -64,6 +68,9 @@ type ConnectOptions struct {
 	// LookupHost resolves members' gateway hosts (Member.LookupHost); nil
 	// means net.DefaultResolver.LookupHost.
 	LookupHost func(ctx context.Context, host string) ([]string, error)
+	// Log receives every member's read and watch messages; nil means
+	// slog.Default().
+	Log *slog.Logger
 }
 
 // Connect builds one client per member. It does not contact the members:
@@ -73,7 +80,7 @@ type ConnectOptions struct {
 func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) *Set {
 	s := &Set{byName: map[string]*Member{}}
 	for _, m := range cs.Spec.Members {
-		mem := &Member{Name: m.Name, LookupHost: opts.LookupHost}
+		mem := &Member{Name: m.Name, LookupHost: opts.LookupHost, Log: opts.Log}
 		if m.Gateway != nil {
 			mem.GatewayHost = m.Gateway.Host
 		}
@@ -89,6 +96,15 @@ func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) 
 		s.byName[m.Name] = mem
 	}
 	return s
+}
+
+// log is the member's logger, every line naming the member.
+func (m *Member) log() *slog.Logger {
+	l := m.Log
+	if l == nil {
+		l = slog.Default()
+	}
+	return l.With("member", m.Name)
 }
 
 // Members returns the members in config order.

@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -142,7 +141,7 @@ func dropUnloadable[T any, PT interface {
 			continue
 		}
 		kind := o.GetObjectKind().GroupVersionKind().Kind
-		slog.Warn("leaving out a "+kind+" that cannot be loaded; its export is reported Valid=False", "member", m.Name,
+		m.log().Warn("leaving out a "+kind+" that cannot be loaded; its export is reported Valid=False",
 			"object", o.GetNamespace()+"/"+o.GetName(), "error", err)
 		s.Rejected = append(s.Rejected, snapshot.Rejected{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName(),
 			Service: service(o), Message: err.Error()})
@@ -167,7 +166,7 @@ func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion,
 		}
 		one, err := snapshot.Parse(m.Name, kind, js)
 		if err != nil {
-			slog.Warn("ignoring a "+kind+" that cannot be loaded", "member", m.Name,
+			m.log().Warn("ignoring a "+kind+" that cannot be loaded",
 				"object", u.GetNamespace()+"/"+u.GetName(), "error", err)
 			if reject != nil {
 				reject(&u, err)
@@ -266,8 +265,7 @@ func (m *Member) readServiceCIDRs(ctx context.Context) ([]networkingv1.ServiceCI
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case apierrors.IsForbidden(err):
-		slog.Warn("cannot list ServiceCIDRs; the member's IP families are unknown (grant list on servicecidrs, see deploy/member-rbac)",
-			"member", m.Name)
+		m.log().Warn("cannot list ServiceCIDRs; the member's IP families are unknown (grant list on servicecidrs, see deploy/member-rbac)")
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("listing ServiceCIDRs: %w", err)
@@ -275,7 +273,7 @@ func (m *Member) readServiceCIDRs(ctx context.Context) ([]networkingv1.ServiceCI
 	var out []networkingv1.ServiceCIDR
 	for _, sc := range list.Items {
 		if err := snapshot.Validate(&sc); err != nil {
-			slog.Warn("ignoring a ServiceCIDR that cannot be loaded", "member", m.Name, "object", sc.Name, "error", err)
+			m.log().Warn("ignoring a ServiceCIDR that cannot be loaded", "object", sc.Name, "error", err)
 			continue
 		}
 		out = append(out, snapshot.NormalizeServiceCIDR(sc))
@@ -295,8 +293,7 @@ func (m *Member) readClusterID(ctx context.Context) (string, error) {
 	}
 	v, _, _ := unstructured.NestedString(u.Object, "spec", "value")
 	if v == "" {
-		slog.Warn("ClusterProperty has an empty spec.value; using the member name as cluster ID",
-			"member", m.Name, "clusterProperty", snapshot.ClusterIDProperty)
+		m.log().Warn("ClusterProperty has an empty spec.value; using the member name as cluster ID", "clusterProperty", snapshot.ClusterIDProperty)
 	}
 	return v, nil
 }

@@ -69,7 +69,7 @@ func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 	var wg sync.WaitGroup
 	for _, m := range s.members {
 		if m.Err != nil {
-			slog.Warn("not watching member: it has no client", "member", m.Name, "error", m.Err)
+			m.log().Warn("not watching member: it has no client", "error", m.Err)
 			continue
 		}
 		w := &memberWatch{m: m, notify: notify}
@@ -93,7 +93,7 @@ type memberWatch struct {
 }
 
 func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector string) cache.SharedIndexInformer {
-	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify}
+	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify, log: w.m.log()}
 	client := w.m.metadata.Resource(gvr)
 	tweak := func(o *metav1.ListOptions) {
 		if selector != "" {
@@ -217,6 +217,7 @@ type resourceState struct {
 
 	mu      sync.Mutex
 	failing bool
+	log     *slog.Logger
 }
 
 func (r *resourceState) observe(err error) {
@@ -230,17 +231,17 @@ func (r *resourceState) observe(err error) {
 	switch {
 	case err != nil && !was:
 		if apierrors.IsNotFound(err) && optional[r.kind] {
-			slog.Info("watch: member does not serve this kind; watching for its CRD to appear", "member", r.member, "kind", r.kind)
+			r.log.Info("watch: member does not serve this kind; watching for its CRD to appear", "kind", r.kind)
 			return
 		}
 		reason := classify(context.Background(), err)
 		if apierrors.IsNotFound(err) {
 			reason = ReasonCRDMissing
 		}
-		slog.Warn("watch: cannot read member; retrying with backoff", "member", r.member, "kind", r.kind,
+		r.log.Warn("watch: cannot read member; retrying with backoff", "kind", r.kind,
 			"reason", reason, "error", err)
 	case err == nil && was:
-		slog.Info("watch: member readable again", "member", r.member, "kind", r.kind)
+		r.log.Info("watch: member readable again", "kind", r.kind)
 		r.notify(r.member)
 	}
 }

@@ -12,8 +12,10 @@ import (
 )
 
 // Loop holds what every cycle needs. Build one with the clients and the
-// repository already open; it keeps no state between cycles except what
-// is in Git.
+// repository already open. What the world is, is in Git; between cycles
+// it keeps only caches that save work and never change an outcome: per
+// member what was last applied (forgotten every resyncInterval), and in
+// Repo the HEAD tree's blob hashes and whether the worktree holds HEAD.
 type Loop struct {
 	Config *v1alpha1.ClusterSet
 	// ConfigBytes is clusterset.yaml as the user wrote it, committed

@@ -11,7 +11,7 @@ type allocKey struct {
 	purpose string
 }
 
-// allocate gives every TCP port of m's routed exports a listener port
+// allocate gives every TCP port of m's exportRoute exports a listener port
 // from m's range. A committed allocation is kept while its export and
 // Service port exist and it is still in the range, valid or not, so an
 // export that is briefly invalid gets its port back. New ports take the
@@ -22,7 +22,7 @@ type allocKey struct {
 // weighted asks, after the exports, for one HTTP listener per service
 // whose weighted policy this member's gateway carries; the ports it got
 // are returned, a missing key meaning the range had none left.
-func allocate(m *member, rs []*routed, weighted []allocKey, prev []PortAllocation) ([]PortAllocation, map[allocKey]int32) {
+func allocate(m *member, rs []*exportRoute, weighted []allocKey, prev []PortAllocation) ([]PortAllocation, map[allocKey]int32) {
 	// wanted maps each TCP port to its current name, which a kept
 	// allocation takes over.
 	wanted := map[allocKey]string{}

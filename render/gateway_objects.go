@@ -35,7 +35,7 @@ func listenerName(port int32) string          { return fmt.Sprintf("tcp-%d", por
 // export: an HTTPRoute by clusterset hostname for the HTTP port, one for
 // the path rule, and a ListenerSet with a TCP listener per other port,
 // each with its TCPRoute. Paths are relative to the member's directory.
-func (r *routed) exportObjects() []Object {
+func (r *exportRoute) exportObjects() []Object {
 	ns, name := r.e.se.Namespace, r.e.se.Name
 	dir := ns + "/" + name + "/"
 	gwNS := gatewayv1.Namespace(r.gw.namespace)
@@ -149,7 +149,7 @@ func backendRef(service string, port int32, weight *int32) gatewayv1.BackendRef 
 // mapped to the gateway's ports. The endpoints are ready while the
 // exporter has a ready endpoint, so readiness (and failover) crosses the
 // gateway too.
-func gatewaySlices(ns, name, derived string, r *routed, portNames map[string]bool, pathPrefix string, families map[discoveryv1.AddressType]bool) []Object {
+func gatewaySlices(ns, name, derived string, r *exportRoute, portNames map[string]bool, pathPrefix string, families map[discoveryv1.AddressType]bool) []Object {
 	ready := r.e.ready > 0
 	var ports []discoveryv1.EndpointPort
 	for _, p := range r.e.svc.Spec.Ports {

@@ -29,8 +29,9 @@ const (
 // of one export.
 const maxListeners = 64
 
-// routed is what an exporter's gateway carries for one export.
-type routed struct {
+// exportRoute is what an exporter's gateway carries for one export: the
+// routes and listeners planned for it.
+type exportRoute struct {
 	e  *export
 	gw *gateway
 	// http is the port served by hostname on the HTTP listener, nil when
@@ -60,7 +61,7 @@ type pathRule struct {
 
 // gatewayPort maps a Service port of the export to the gateway port that
 // carries it; false when the gateway does not carry it.
-func (r *routed) gatewayPort(port int32) (int32, bool) {
+func (r *exportRoute) gatewayPort(port int32) (int32, bool) {
 	if r.http != nil && r.http.Port == port {
 		return r.gw.httpPort, true
 	}
@@ -72,7 +73,7 @@ func (r *routed) gatewayPort(port int32) (int32, bool) {
 // before any service is rendered, because claims and port allocations are
 // per gateway, not per service.
 type gatewayPlan struct {
-	routes map[*export]*routed
+	routes map[*export]*exportRoute
 	// weighted holds, per consuming member, the listener port its gateway
 	// gives each service's weighted route, by namespace/name; missing when
 	// the range had none left.
@@ -85,14 +86,14 @@ type gatewayPlan struct {
 // are kept while their export and port exist, so adding or removing an
 // export never moves another's port.
 func planGateways(members []*member, keys []*serviceKey, prev Allocations) *gatewayPlan {
-	plan := &gatewayPlan{routes: map[*export]*routed{}, weighted: map[*member]map[string]int32{}}
-	byMember := map[*member][]*routed{}
+	plan := &gatewayPlan{routes: map[*export]*exportRoute{}, weighted: map[*member]map[string]int32{}}
+	byMember := map[*member][]*exportRoute{}
 	for _, k := range keys {
 		for _, e := range k.exports {
 			if e.svc == nil || e.svc.Spec.Type == corev1.ServiceTypeExternalName || !routedBy(e.m, members) {
 				continue
 			}
-			r := newRouted(e)
+			r := newExportRoute(e)
 			plan.routes[e] = r
 			byMember[e.m] = append(byMember[e.m], r)
 		}
@@ -123,8 +124,8 @@ func planGateways(members []*member, keys []*serviceKey, prev Allocations) *gate
 	return plan
 }
 
-func newRouted(e *export) *routed {
-	r := &routed{e: e, gw: e.m.gw, listeners: map[int32]int32{}}
+func newExportRoute(e *export) *exportRoute {
+	r := &exportRoute{e: e, gw: e.m.gw, listeners: map[int32]int32{}}
 	ann := e.se.Annotations
 	forced, err := httpPortSet(ann[HTTPPortsAnnotation])
 	if err != nil {
@@ -161,7 +162,7 @@ func newRouted(e *export) *routed {
 // gatewayNotReady turns a valid export's Ready condition False for a
 // problem of its gateway route: the export still reaches the members that
 // do not go through the gateway, and the message names the ones that do.
-func gatewayNotReady(conds []Condition, r *routed, unreached []string) []Condition {
+func gatewayNotReady(conds []Condition, r *exportRoute, unreached []string) []Condition {
 	why, _ := findCondition(r.invalid, "Valid")
 	who := "no member reaches it through the gateway now"
 	if len(unreached) > 0 {
@@ -182,7 +183,7 @@ func gatewayNotReady(conds []Condition, r *routed, unreached []string) []Conditi
 	return out
 }
 
-func (r *routed) fail(reason, msg string) {
+func (r *exportRoute) fail(reason, msg string) {
 	if r.invalid == nil {
 		r.invalid = invalidConditions(mcsv1alpha1.ServiceExportConditionReason(reason), msg)
 	}
@@ -190,7 +191,7 @@ func (r *routed) fail(reason, msg string) {
 
 // parsePathRule reads the path annotations; nil when the export sets
 // none. A rule that cannot be expressed marks the export invalid.
-func parsePathRule(r *routed, ann map[string]string) *pathRule {
+func parsePathRule(r *exportRoute, ann map[string]string) *pathRule {
 	path, hasPath := ann[PathAnnotation]
 	hosts, hasHosts := ann[HostnamesAnnotation]
 	typ, hasType := ann[PathTypeAnnotation]
@@ -282,8 +283,8 @@ func (pr *pathRule) claims() []string {
 // export claiming it; every later claimant is invalid as a whole, so no
 // route of it is rendered. Clusterset hostnames are unique per service by
 // construction and never clash.
-func settleClaims(rs []*routed) {
-	ordered := append([]*routed(nil), rs...)
+func settleClaims(rs []*exportRoute) {
+	ordered := append([]*exportRoute(nil), rs...)
 	sort.SliceStable(ordered, func(i, j int) bool {
 		a, b := ordered[i].e.se, ordered[j].e.se
 		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
@@ -294,12 +295,12 @@ func settleClaims(rs []*routed) {
 		}
 		return a.Name < b.Name
 	})
-	owner := map[string]*routed{}
+	owner := map[string]*exportRoute{}
 	for _, r := range ordered {
 		if r.invalid != nil || r.path == nil {
 			continue
 		}
-		var clash *routed
+		var clash *exportRoute
 		var what string
 		for _, c := range r.path.claims() {
 			if o := owner[c]; o != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
@@ -76,6 +77,10 @@ func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, erro
 	if err != nil {
 		return nil, err
 	}
+	// client-go logs through klog (leader election, a throttled request, a
+	// watch closed): into the same logger, so --log-format and --log-level
+	// cover it.
+	klog.SetSlogLogger(log)
 	data, err := os.ReadFile(f.config)
 	if err != nil {
 		return nil, &exitError{2, err}
@@ -93,7 +98,7 @@ func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, erro
 			return nil, &exitError{2, fmt.Errorf("management cluster: %w", err)}
 		}
 	}
-	opts := clusters.ConnectOptions{BaseDir: filepath.Dir(f.config)}
+	opts := clusters.ConnectOptions{BaseDir: filepath.Dir(f.config), Log: log}
 	if e.mgmt != nil {
 		opts.Management = e.mgmt
 	}

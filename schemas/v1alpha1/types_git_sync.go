@@ -1,5 +1,8 @@
 package v1alpha1
 
+// spec.git and spec.sync: where the rendered repository lives, and how the
+// loop paces, times out and retries.
+
 import (
 	"fmt"
 	"time"
