@@ -31,7 +31,8 @@ import (
 // library's emitterc.go (itself ported from libyaml, MIT licensed,
 // Copyright (c) 2006 Kirill Simonov) and resolve.go / encode.go / sorter.go
 // (Apache-2.0, Copyright 2011-2016 Canonical Ltd.); keep them in step with
-// the version go.mod selects. render/fuzz_test.go compares the two paths.
+// the version go.mod selects. fuzz_test.go (FuzzYAML, FuzzRender) compares
+// the two paths.
 
 var errUnsupported = errors.New("not covered by the fast YAML writer")
 
