@@ -11,7 +11,7 @@ type allocKey struct {
 	purpose string
 }
 
-// allocate gives every TCP port of m's exportRoute exports a listener port
+// allocate gives every TCP port of m's routed exports a listener port
 // from m's range. A committed allocation is kept while its export and
 // Service port exist and it is still in the range, valid or not, so an
 // export that is briefly invalid gets its port back. New ports take the

@@ -129,7 +129,7 @@ func httpPortSet(v string) (map[string]bool, error) {
 	return set, nil
 }
 
-// classify decides whether a port is exportRoute as HTTP (by hostname on the
+// classify decides whether a port is routed as HTTP (by hostname on the
 // HTTP listener), as TCP (on a listener of its own), or cannot cross a
 // gateway. TLS ports (https*) are TCP: the gateway passes them through.
 func classify(p corev1.ServicePort, forced map[string]bool) portKind {

@@ -259,7 +259,7 @@ func (m *merged) portSetConflicts() {
 			continue
 		}
 		m.add(e, mcsv1alpha1.ServiceExportReasonPortConflict, fmt.Sprintf(
-			"the ports of the export of %s differ from this export's (%s); the ServiceImport exposes their union (%s), each port exportRoute only to the exports that have it",
+			"the ports of the export of %s differ from this export's (%s); the ServiceImport exposes their union (%s), each port routed only to the exports that have it",
 			memberNames(differ), sets[i], strings.Join(union, ", ")))
 	}
 }

@@ -18,10 +18,10 @@ type svc struct {
 	mg                     *merged
 	// portNames are the ports of the ServiceImport; slices carry only these.
 	portNames map[string]bool
-	// exportRoute are, per export, the names of the import's ports that export
+	// offered are, per export, the names of the import's ports that export
 	// offers exactly (same name, protocol and number): a source's slices
 	// carry only those, so a port routes only to endpoints that expose it.
-	exportRoute map[*export]map[string]bool
+	offered map[*export]map[string]bool
 	// pods are the exporters' own slices mirrored for the derived Service,
 	// named once per service rather than once per importing member.
 	pods     map[*export][]podSlice
@@ -42,14 +42,14 @@ type podSlice struct {
 
 func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *svc {
 	s := &svc{ns: ns, name: name, derived: DerivedServiceName(ns, name), dir: ns + "/" + name + "/", mg: mg,
-		portNames: map[string]bool{}, exportRoute: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{},
+		portNames: map[string]bool{}, offered: map[*export]map[string]bool{}, pods: map[*export][]podSlice{}, plan: plan, warnings: map[string]bool{},
 		unreached: map[*export][]string{}, familySets: map[*member]map[discoveryv1.AddressType]bool{}}
 	for _, p := range mg.ports {
 		s.portNames[p.Name] = true
 	}
 	for _, e := range valid {
 		s.pods[e] = s.podSlices(e, s.derived)
-		s.exportRoute[e] = routedPorts(mg.ports, e)
+		s.offered[e] = routedPorts(mg.ports, e)
 	}
 	return s
 }
@@ -94,7 +94,7 @@ func (s *svc) sortedWarnings() []string {
 // one) and carrying only the ports in ports: the pods themselves where
 // the data path is flat, else e's gateway.
 func (s *svc) endpoints(c *member, e *export, target string, ports map[string]bool) []Object {
-	ports = intersect(ports, s.exportRoute[e])
+	ports = intersect(ports, s.offered[e])
 	if len(s.portNames) > 0 && len(ports) == 0 {
 		// None of the import's ports reaches this source; a slice without
 		// ports would say nothing a client can use.
