@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
 )
 
 // stagedSuffix marks a file written but not yet renamed into place. One
@@ -41,52 +43,32 @@ func WriteTree(dir string, files map[string][]byte, roots []string) (*Changes, e
 // below a link is not touched.
 func writeChanges(dir string, files map[string][]byte, written, removed []string) (*Changes, error) {
 	pl := &treePlan{Changes: Changes{Written: written}}
-	// kind of each parent directory checked: real, absent, or in the way.
-	const (
-		real = iota + 1
-		absent
-		inTheWay
-	)
-	kind := map[string]int{}
-	var check func(d string) (int, error)
-	check = func(d string) (int, error) {
-		if k, ok := kind[d]; ok {
-			return k, nil
+	// The first entry on the way to each parent directory that is not a
+	// real directory, "" when there is none (a missing one is created).
+	inTheWay := map[string]string{}
+	onTheWay := func(p string) (string, error) {
+		d := parentOf(p)
+		if bad, ok := inTheWay[d]; ok {
+			return bad, nil
 		}
-		k := real
-		if p := parentOf(d); p != "" {
-			pk, err := check(p)
-			if err != nil {
-				return 0, err
-			}
-			if pk != real {
-				// Below something absent or about to be deleted: created anew.
-				kind[d] = absent
-				return absent, nil
-			}
+		bad, _, err := nofollow.NotADirectory(dir, d)
+		if err != nil {
+			return "", &IOError{err}
 		}
-		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			k = absent
-		case err != nil:
-			return 0, err
-		case !st.IsDir():
-			k = inTheWay
-			pl.blocked = append(pl.blocked, d)
-		}
-		kind[d] = k
-		return k, nil
+		inTheWay[d] = bad
+		return bad, nil
 	}
+	blocked := map[string]bool{}
 	for _, p := range written {
-		k := real
-		if d := parentOf(p); d != "" {
-			var err error
-			if k, err = check(d); err != nil {
-				return nil, &IOError{err}
-			}
+		bad, err := onTheWay(p)
+		if err != nil {
+			return nil, err
 		}
-		if k != real {
+		if bad != "" {
+			if !blocked[bad] {
+				blocked[bad] = true
+				pl.blocked = append(pl.blocked, bad)
+			}
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
@@ -99,16 +81,13 @@ func writeChanges(dir string, files map[string][]byte, written, removed []string
 		}
 	}
 	for _, p := range removed {
-		if d := parentOf(p); d != "" {
-			k, err := check(d)
-			if err != nil {
-				return nil, &IOError{err}
-			}
-			if k != real {
-				continue
-			}
+		bad, err := onTheWay(p)
+		if err != nil {
+			return nil, err
 		}
-		pl.Removed = append(pl.Removed, p)
+		if bad == "" {
+			pl.Removed = append(pl.Removed, p)
+		}
 	}
 	return pl.write(dir, files)
 }
