@@ -191,19 +191,20 @@ func (l *Loop) observeReport(r *render.Report) {
 		return
 	}
 	exports, imports, conflicts := 0, 0, 0
+	kinds := map[render.ProblemKind]int{}
 	for _, s := range r.Services {
 		exports += len(s.Exports)
 		imports += len(s.ImportedBy)
-		if s.Conflicted() {
+		conflicted := false
+		for _, p := range s.Problems() {
+			kinds[p.Kind]++
+			conflicted = conflicted || p.Kind == render.ProblemConflict
+		}
+		if conflicted {
 			conflicts++
 		}
 	}
-	kinds := map[render.ProblemKind]int{}
-	for _, p := range r.Problems() {
-		kinds[p.Kind]++
-	}
-	for _, k := range []render.ProblemKind{render.ProblemInvalid, render.ProblemConflict, render.ProblemNotReady,
-		render.ProblemMissingNamespace, render.ProblemWarning, render.ProblemPolicy} {
+	for _, k := range render.ProblemKinds {
 		l.Metrics.Problems.WithLabelValues(string(k)).Set(float64(kinds[k]))
 	}
 	l.Metrics.Exports.Set(float64(exports))

@@ -24,6 +24,9 @@ const (
 	ProblemPolicy ProblemKind = "Policy"
 )
 
+// ProblemKinds are every ProblemKind, in the order Problems lists them.
+var ProblemKinds = []ProblemKind{ProblemInvalid, ProblemConflict, ProblemNotReady, ProblemMissingNamespace, ProblemWarning, ProblemPolicy}
+
 // Problem is one thing not healthy about one service.
 type Problem struct {
 	Kind            ProblemKind
