@@ -22,6 +22,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/crds"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 func gtp(namespace, name string, lb v1alpha1.LoadBalancerType, targets ...string) *v1alpha1.GlobalTrafficPolicy {
@@ -146,7 +147,7 @@ func testGatewayLookup(t *testing.T, c1 *envtest.Cluster) {
 // removes the GlobalTrafficPolicy CRD from cluster-2 and installs it again.
 func testPolicyCRDMissing(t *testing.T, c2 *envtest.Cluster) {
 	ctx := context.Background()
-	create(t, c2.Client, gtp("only-in-2", "web", v1alpha1.ActiveActive))
+	tenant.Create(t, c2.Client, gtp("only-in-2", "web", v1alpha1.ActiveActive))
 	set := memberSet(t, &clusters.Member{Name: "cluster-2", Config: c2.Config})
 	if r := set.Collect(ctx, 10*time.Second)[0]; r.Err != nil || len(r.Snapshot.GlobalTrafficPolicies) != 1 {
 		t.Fatalf("before: %v, policies %+v", r.Err, r.Snapshot)
@@ -198,7 +199,7 @@ func testPolicyCRDMissing(t *testing.T, c2 *envtest.Cluster) {
 	took := n.waitFor(t, "cluster-2", 60*time.Second)
 	t.Logf("CRD installed → notify in %s", took)
 	n.settle(500 * time.Millisecond)
-	create(t, c2.Client, gtp("only-in-2", "web", v1alpha1.Locality))
+	tenant.Create(t, c2.Client, gtp("only-in-2", "web", v1alpha1.Locality))
 	n.waitFor(t, "cluster-2", 5*time.Second)
 	formatted, err := snapshot.Format(set.Collect(ctx, 10*time.Second)[0].Snapshot)
 	if err != nil {

@@ -13,9 +13,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 	"sigs.k8s.io/yaml"
@@ -24,52 +22,26 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
-func create(t *testing.T, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := c.Create(context.Background(), o); err != nil {
-			t.Fatalf("creating %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
-		}
+// labelled adds labels to o, as one of the objects mcs-gitops applies
+// carries them.
+func labelled[T client.Object](o T, labels map[string]string) T {
+	l := o.GetLabels()
+	if l == nil {
+		l = map[string]string{}
 	}
-}
-
-func ns(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
-
-func svc(namespace, name string, headless bool, labels map[string]string) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
-			Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080),
-		}}},
-	}
-	if headless {
-		s.Spec.ClusterIP = corev1.ClusterIPNone
-	}
-	return s
-}
-
-func export(namespace, name string) *mcsv1alpha1.ServiceExport {
-	return &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-}
-
-func slice(namespace, name, service string, extra map[string]string) *discoveryv1.EndpointSlice {
-	l := map[string]string{discoveryv1.LabelServiceName: service}
-	for k, v := range extra {
+	for k, v := range labels {
 		l[k] = v
 	}
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: l},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{
-			Addresses: []string{"10.1.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-			NodeName: ptr.To("node-1"),
-		}},
-		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
+	o.SetLabels(l)
+	return o
+}
+
+// slice is svc's slice with one ready endpoint.
+func slice(svc *corev1.Service, name string) *discoveryv1.EndpointSlice {
+	return tenant.Slice(svc, name, discoveryv1.AddressTypeIPv4, tenant.Ready("10.1.0.5")...)
 }
 
 var ours = map[string]string{
@@ -88,16 +60,18 @@ func seedCluster1(t *testing.T, c client.Client) {
 		"metadata": map[string]any{"name": snapshot.ClusterIDProperty},
 		"spec":     map[string]any{"value": "c1-id"},
 	}}
-	create(t, c, cp,
-		ns("httpbin"), ns("db"), ns("quiet"),
-		svc("httpbin", "httpbin", false, nil), export("httpbin", "httpbin"),
-		slice("httpbin", "httpbin-abc", "httpbin", nil),
-		slice("httpbin", "httpbin-imported", "httpbin", ours),
-		svc("httpbin", "other", false, nil), slice("httpbin", "other-abc", "other", nil),
-		export("httpbin", "ghost"),
-		svc("db", "postgres", true, nil), export("db", "postgres"), slice("db", "postgres-1", "postgres", nil),
-		svc("db", "redis", false, nil), export("db", "redis"), slice("db", "redis-1", "redis", nil),
-		svc("db", "unexported", false, nil), slice("db", "unexported-1", "unexported", nil),
+	httpbin, other := tenant.Service("httpbin", "httpbin"), tenant.Service("httpbin", "other")
+	postgres, redis, unexported := tenant.Headless("db", "postgres"), tenant.Service("db", "redis"), tenant.Service("db", "unexported")
+	tenant.Create(t, c, cp,
+		tenant.Namespace("httpbin"), tenant.Namespace("db"), tenant.Namespace("quiet"),
+		httpbin, tenant.Export("httpbin", "httpbin"),
+		slice(httpbin, "httpbin-abc"),
+		labelled(slice(httpbin, "httpbin-imported"), ours),
+		other, slice(other, "other-abc"),
+		tenant.Export("httpbin", "ghost"),
+		postgres, tenant.Export("db", "postgres"), slice(postgres, "postgres-1"),
+		redis, tenant.Export("db", "redis"), slice(redis, "redis-1"),
+		unexported, slice(unexported, "unexported-1"),
 		gtp("httpbin", "httpbin", v1alpha1.FailOver, "//default/cluster-2"),
 		gtp("db", "postgres", v1alpha1.Locality),
 	)
@@ -160,7 +134,7 @@ func TestLive(t *testing.T) {
 	cs := envtest.Start(t, 3)
 	c1, c2, c3 := cs[0], cs[1], cs[2]
 	seedCluster1(t, c1.Client)
-	create(t, c2.Client, ns("only-in-2"), svc("only-in-2", "web", false, nil), export("only-in-2", "web"))
+	tenant.Create(t, c2.Client, tenant.Namespace("only-in-2"), tenant.Service("only-in-2", "web"), tenant.Export("only-in-2", "web"))
 	ctx := context.Background()
 
 	t.Run("Collect reads only what is exported, as Parse would", func(t *testing.T) {
@@ -231,11 +205,11 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("an object the apiserver accepted but that does not load is left out and recorded", func(t *testing.T) {
-		bad := export("tenant", "odd")
+		bad := tenant.Export("tenant", "odd")
 		// The ServiceExport CRD does not check exportedLabels keys; a
 		// ServiceImport could not carry this one.
 		bad.Spec.ExportedLabels = map[string]string{"team/a/b": "x"}
-		create(t, c3.Client, ns("tenant"), svc("tenant", "odd", false, nil), bad, svc("tenant", "fine", false, nil), export("tenant", "fine"))
+		tenant.Create(t, c3.Client, tenant.Namespace("tenant"), tenant.Service("tenant", "odd"), bad, tenant.Service("tenant", "fine"), tenant.Export("tenant", "fine"))
 		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config})
 		r := result(t, set.Collect(ctx, 10*time.Second), "cluster-3")
 		if r.Err != nil {
@@ -358,14 +332,14 @@ func TestLive(t *testing.T) {
 
 	t.Run("kubeconfig from a Cluster API Secret in the management cluster", func(t *testing.T) {
 		mgmt := c1.Client
-		create(t, mgmt, ns("capi"))
+		tenant.Create(t, mgmt, tenant.Namespace("capi"))
 		good := writeKubeconfig(t, kubeconfigFor(t, c2.Config, "cluster-2-admin@cluster-2"))
 		const secretToken = "sekrit-token-d41d8cd98f"
 		garbage := []byte("apiVersion: v1\nkind: Config\nusers: " + secretToken + "\n")
 		exec := kubeconfigFor(t, c2.Config, "x")
 		exec.AuthInfos["x"] = clientcmdAuth{Exec: true}.info()
 		for name, data := range map[string][]byte{"cluster-2-kubeconfig": good, "garbage-kubeconfig": garbage, "exec-kubeconfig": writeKubeconfig(t, exec)} {
-			create(t, mgmt, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "capi", Name: name}, Data: map[string][]byte{"value": data}})
+			tenant.Create(t, mgmt, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "capi", Name: name}, Data: map[string][]byte{"value": data}})
 		}
 		ref := func(name, key string) v1alpha1.KubeconfigRef {
 			return v1alpha1.KubeconfigRef{SecretRef: &v1alpha1.SecretKeyRef{Namespace: "capi", Name: name, Key: key}}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // notifications records Watch's notify calls.
@@ -105,7 +106,7 @@ func testWatch(t *testing.T, c1, c2, c3 *envtest.Cluster) {
 	n.settle(time.Second)
 
 	begin := time.Now()
-	create(t, c2.Client, export("only-in-2", "api"))
+	tenant.Create(t, c2.Client, tenant.Export("only-in-2", "api"))
 	n.waitFor(t, "cluster-2", 5*time.Second)
 	t.Logf("ServiceExport create → notify in %s", time.Since(begin))
 
@@ -130,7 +131,7 @@ func testWatch(t *testing.T, c1, c2, c3 *envtest.Cluster) {
 	// A traffic policy: created, its spec changed and deleted are changes;
 	// the status apply writes back is not.
 	policy := gtp("only-in-2", "api", v1alpha1.FailOver, "//default/cluster-1")
-	create(t, c2.Client, policy)
+	tenant.Create(t, c2.Client, policy)
 	n.waitFor(t, "cluster-2", 5*time.Second)
 	policy.Status.Clusters = []string{"cluster-1"}
 	if err := c2.Client.Status().Update(ctx, policy); err != nil {
@@ -148,8 +149,8 @@ func testWatch(t *testing.T, c1, c2, c3 *envtest.Cluster) {
 	n.waitFor(t, "cluster-2", 5*time.Second)
 
 	// Objects mcs-gitops applied and Services nobody exports are not changes.
-	create(t, c1.Client, svc("httpbin", "derived-abc", false, ours), svc("httpbin", "plain", false, nil),
-		slice("httpbin", "derived-abc-x", "derived-abc", ours), slice("httpbin", "plain-1", "plain", nil))
+	derived, plain := labelled(tenant.Service("httpbin", "derived-abc"), ours), tenant.Service("httpbin", "plain")
+	tenant.Create(t, c1.Client, derived, plain, labelled(slice(derived, "derived-abc-x"), ours), slice(plain, "plain-1"))
 	n.quiet(t, "cluster-1", 1500*time.Millisecond)
 
 	// An exported Service's slice changing is a change.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // gatewaySet is a ClusterSet of gateway-mode members; member i's gateway
@@ -37,27 +38,22 @@ func gatewaySet(tcpPorts int32, members ...string) *v1alpha1.ClusterSet {
 // is ready.
 func exportService(t *testing.T, s *snapshot.Snapshot, ns, name, created string, ready bool, ports ...corev1.ServicePort) {
 	t.Helper()
-	s.Namespaces = append(s.Namespaces, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	s.ServiceExports = append(s.ServiceExports, mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: mustTime(t, created)}})
-	s.Services = append(s.Services, corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", Ports: ports},
-	})
-	var eps []discoveryv1.EndpointPort
-	for _, p := range ports {
-		eps = append(eps, discoveryv1.EndpointPort{Name: ptr.To(p.Name), Port: ptr.To(p.Port), Protocol: ptr.To(protocol(p.Protocol))})
+	se := tenant.Export(ns, name)
+	se.CreationTimestamp = mustTime(t, created)
+	svc := tenant.Service(ns, name, ports...)
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	svc.Spec.ClusterIP = "10.96.0.10"
+	endpoints := tenant.NotReady("10.244.0.5")
+	if ready {
+		endpoints = tenant.Ready("10.244.0.5")
 	}
-	s.EndpointSlices = append(s.EndpointSlices, discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: name + "-" + s.Member, Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       eps,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}},
-	})
+	s.Namespaces = append(s.Namespaces, *tenant.Namespace(ns))
+	s.ServiceExports = append(s.ServiceExports, *se)
+	s.Services = append(s.Services, *svc)
+	s.EndpointSlices = append(s.EndpointSlices, *tenant.Slice(svc, name+"-"+s.Member, discoveryv1.AddressTypeIPv4, endpoints...))
 }
 
-func tcpPort(name string, port int32) corev1.ServicePort {
-	return corev1.ServicePort{Name: name, Protocol: corev1.ProtocolTCP, Port: port}
-}
+func tcpPort(name string, port int32) corev1.ServicePort { return tenant.Port(name, port, 0) }
 
 func allocationsOf(out *Output, member string) map[string]int32 {
 	got := map[string]int32{}

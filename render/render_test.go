@@ -10,12 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // clusterSetOf is a ClusterSet of the given members, in that order.
@@ -37,39 +37,33 @@ func mustTime(t *testing.T, s string) metav1.Time {
 
 // importerSnapshot is a member that has the shop namespace and exports nothing.
 func importerSnapshot(member string) *snapshot.Snapshot {
-	return &snapshot.Snapshot{Member: member, Namespaces: []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}}}
+	return &snapshot.Snapshot{Member: member, Namespaces: []corev1.Namespace{*tenant.Namespace("shop")}}
 }
 
 // exporterSnapshot is a member exporting shop/cart, a ClusterIP Service with
 // port http 80/TCP and one ready endpoint, as the apiserver would default
-// it; edit changes the Service or ServiceExport before it is used.
+// it; edit changes the Service or ServiceExport before it is used. The
+// slice is the unedited Service's, as it is just after the edit, before
+// the endpoint slice controller catches up.
 func exporterSnapshot(t *testing.T, member, created string, edit func(*corev1.Service, *mcsv1alpha1.ServiceExport)) *snapshot.Snapshot {
 	t.Helper()
 	s := importerSnapshot(member)
-	se := mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: "shop", CreationTimestamp: mustTime(t, created)}}
-	svc := corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: "shop"},
-		Spec: corev1.ServiceSpec{
-			Type:                  corev1.ServiceTypeClusterIP,
-			ClusterIP:             "10.96.0.10",
-			IPFamilies:            []corev1.IPFamily{corev1.IPv4Protocol},
-			IPFamilyPolicy:        ptr.To(corev1.IPFamilyPolicySingleStack),
-			SessionAffinity:       corev1.ServiceAffinityNone,
-			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyCluster),
-			Ports:                 []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}},
-		},
-	}
+	se := tenant.Export("shop", "cart")
+	se.CreationTimestamp = mustTime(t, created)
+	svc := tenant.Service("shop", "cart")
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	svc.Spec.ClusterIP = "10.96.0.10"
+	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	svc.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	slice := tenant.Slice(svc, "cart-"+member, discoveryv1.AddressTypeIPv4, tenant.Ready("10.244.0.5")...)
 	if edit != nil {
-		edit(&svc, &se)
+		edit(svc, se)
 	}
-	s.ServiceExports = []mcsv1alpha1.ServiceExport{se}
-	s.Services = []corev1.Service{svc}
-	s.EndpointSlices = []discoveryv1.EndpointSlice{{
-		ObjectMeta:  metav1.ObjectMeta{Name: "cart-" + member, Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "cart"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-	}}
+	s.ServiceExports = []mcsv1alpha1.ServiceExport{*se}
+	s.Services = []corev1.Service{*svc}
+	s.EndpointSlices = []discoveryv1.EndpointSlice{*slice}
 	return s
 }
 

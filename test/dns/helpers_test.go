@@ -46,23 +46,6 @@ func endpoint(ip string, ready *bool, hostname string) discoveryv1.Endpoint {
 	return e
 }
 
-// terminating is an endpoint still serving while it shuts down: not ready,
-// so it must not be in DNS.
-func terminating(ip string) discoveryv1.Endpoint {
-	return discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{
-		Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true),
-	}}
-}
-
-func mustCreate(t *testing.T, c client.Client, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := c.Create(context.Background(), o); err != nil {
-			t.Fatalf("creating %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
-		}
-	}
-}
-
 func mustGet(t *testing.T, c client.Client, name string, o client.Object) {
 	t.Helper()
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, o); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/test/dns"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 const ns = "httpbin"
@@ -29,7 +30,7 @@ func TestMulticlusterNames(t *testing.T) {
 	cluster := envtest.Start(t, 1)[0]
 	c := cluster.Client
 
-	mustCreate(t, c,
+	tenant.Create(t, c,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&mcsv1alpha1.ServiceImport{
 			ObjectMeta: metav1.ObjectMeta{Name: "httpbin", Namespace: ns},
@@ -56,14 +57,14 @@ func TestMulticlusterNames(t *testing.T) {
 		),
 		slice("web-cluster-2", "web", "cluster-2",
 			endpoint("10.2.0.1", ptr.To(true), ""),
-			terminating("10.2.0.2"),
+			tenant.Terminating("10.2.0.2")[0],
 		),
 	)
 	// A slice of the cluster's own Service "web" without the multicluster
 	// label: the plugin's multicluster view must not see it.
 	local := slice("web-local", "web", "", endpoint("10.9.9.9", ptr.To(true), ""))
 	delete(local.Labels, mcsv1alpha1.LabelServiceName)
-	mustCreate(t, c, local)
+	tenant.Create(t, c, local)
 
 	addr := dns.Start(t, cluster.Config, dns.ClusterSetZone)
 
@@ -124,7 +125,7 @@ func TestMulticlusterNames(t *testing.T) {
 		// The CRD stores v1beta1 and serves both versions without a
 		// conversion webhook; CoreDNS reads v1alpha1, so an import written as
 		// v1beta1 (render can emit it) must resolve the same way.
-		mustCreate(t, c, &mcsv1beta1.ServiceImport{
+		tenant.Create(t, c, &mcsv1beta1.ServiceImport{
 			ObjectMeta: metav1.ObjectMeta{Name: "beta", Namespace: ns},
 			Spec: mcsv1beta1.ServiceImportSpec{
 				Type:  mcsv1beta1.ClusterSetIP,

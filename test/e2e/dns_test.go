@@ -6,15 +6,13 @@ import (
 
 	mdns "github.com/miekg/dns"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/test/dns"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // TestSyncResolvesInCoreDNS: after one sync, real CoreDNS pointed at
@@ -44,23 +42,15 @@ func TestSyncResolvesInCoreDNS(t *testing.T) {
 // endpoints, ready or not.
 func exportHeadless(t *testing.T, m *envtest.Cluster, ns, name string, endpoints map[string]bool) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, ns))
-	require.NoError(t, m.Client.Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}}},
-	}))
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + m.Name,
-			Labels: map[string]string{discoveryv1.LabelServiceName: name}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("pg"), Port: ptr.To[int32](5432), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
+	require.NoError(t, envtest.EnsureNamespaces(context.Background(), m.Client, ns))
+	svc := tenant.Headless(ns, name, tenant.Port("pg", 5432, 0))
+	slice := tenant.Slice(svc, name+"-"+m.Name, discoveryv1.AddressTypeIPv4)
 	for ip, ready := range endpoints {
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}})
+		if ready {
+			slice.Endpoints = append(slice.Endpoints, tenant.Ready(ip)...)
+		} else {
+			slice.Endpoints = append(slice.Endpoints, tenant.NotReady(ip)...)
+		}
 	}
-	require.NoError(t, m.Client.Create(ctx, slice))
-	require.NoError(t, m.Client.Create(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	tenant.Create(t, m.Client, svc, slice, tenant.Export(ns, name))
 }

@@ -10,15 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // exportStack exports ns/name from m as a PreferDualStack Service, so it
@@ -28,27 +26,17 @@ func exportStack(t *testing.T, m *envtest.Cluster, ns, name string, podIPs map[d
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, ns))
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{
-			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack),
-			Selector:       map[string]string{"app": name},
-			Ports:          []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}},
-		},
-	}
-	require.NoError(t, m.Client.Create(ctx, svc))
+	svc := tenant.Service(ns, name)
+	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+	// Created first: the families the slices follow are the ones the
+	// member's apiserver gave it.
+	tenant.Create(t, m.Client, svc)
 	for _, fam := range svc.Spec.IPFamilies {
 		at := discoveryv1.AddressType(fam)
-		require.NoError(t, m.Client.Create(ctx, &discoveryv1.EndpointSlice{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%s-%s", name, m.Name, map[corev1.IPFamily]string{"IPv4": "v4", "IPv6": "v6"}[fam]),
-				Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
-			AddressType: at,
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
-			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{podIPs[at]},
-				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)}}},
-		}))
+		suffix := map[corev1.IPFamily]string{corev1.IPv4Protocol: "v4", corev1.IPv6Protocol: "v6"}[fam]
+		tenant.Create(t, m.Client, tenant.Slice(svc, fmt.Sprintf("%s-%s-%s", name, m.Name, suffix), at, tenant.Ready(podIPs[at])...))
 	}
-	require.NoError(t, m.Client.Create(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	tenant.Create(t, m.Client, tenant.Export(ns, name))
 }
 
 // TestMixedIPFamilyFleet runs the loop on a fleet that mixes an IPv4-only,

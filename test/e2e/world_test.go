@@ -12,11 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // world is a ClusterSet of real apiservers, a bare Git remote on disk and
@@ -141,29 +139,12 @@ func (w *world) remoteHead() (string, string) {
 // slice controller would.
 func export(t testing.TB, m *envtest.Cluster, ns, name string, port int32, addrs ...string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, ns))
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": name}},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP,
-				TargetPort: intstr.FromInt32(8080)}},
-		},
-	}
-	require.NoError(t, m.Client.Create(ctx, svc))
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + m.Name, Labels: map[string]string{
-			discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
-	for _, a := range addrs {
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{a},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)}})
-	}
-	require.NoError(t, m.Client.Create(ctx, slice))
-	require.NoError(t, m.Client.Create(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	require.NoError(t, envtest.EnsureNamespaces(context.Background(), m.Client, ns))
+	svc := tenant.Service(ns, name, tenant.Port("http", port, 8080))
+	svc.Labels = map[string]string{"app": name}
+	tenant.Create(t, m.Client, svc,
+		tenant.Slice(svc, name+"-"+m.Name, discoveryv1.AddressTypeIPv4, tenant.Ready(addrs...)...),
+		tenant.Export(ns, name))
 }
 
 // unexport deletes the ServiceExport only; the Service stays.
