@@ -37,7 +37,7 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		wg.Wait()
 	}
 	each(func(i int, t *Applier) {
-		objs, err := Build(files, t.Member)
+		objs, err := t.Builds.Build(files, t.Member)
 		if errors.Is(err, ErrNoMemberDir) {
 			if t.AllowEmpty {
 				objs, err = nil, nil

@@ -115,10 +115,10 @@ var kustomizationFields = map[string]bool{"apiVersion": true, "kind": true, "res
 
 // checkKustomization checks the member's kustomization.yaml: known fields
 // only, and every resource a file inside the member directory.
-func checkKustomization(name string, data []byte, exists func(rel string) bool) error {
+func checkKustomization(name string, data []byte, exists func(rel string) bool) (resources []string, err error) {
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var fields []string
 	for f := range k {
@@ -128,23 +128,24 @@ func checkKustomization(name string, data []byte, exists func(rel string) bool) 
 	}
 	if len(fields) > 0 {
 		slices.Sort(fields)
-		return fmt.Errorf("%s: field(s) %s not allowed (only apiVersion, kind, resources)", name, strings.Join(fields, ", "))
+		return nil, fmt.Errorf("%s: field(s) %s not allowed (only apiVersion, kind, resources)", name, strings.Join(fields, ", "))
 	}
 	if kind, _ := k["kind"].(string); kind != "" && kind != "Kustomization" {
-		return fmt.Errorf("%s: kind %q, want Kustomization", name, kind)
+		return nil, fmt.Errorf("%s: kind %q, want Kustomization", name, kind)
 	}
 	res, ok := k["resources"].([]any)
 	if !ok && k["resources"] != nil {
-		return fmt.Errorf("%s: resources is not a list", name)
+		return nil, fmt.Errorf("%s: resources is not a list", name)
 	}
 	for _, r := range res {
 		s, ok := r.(string)
 		if !ok {
-			return fmt.Errorf("%s: resource %v is not a string", name, r)
+			return nil, fmt.Errorf("%s: resource %v is not a string", name, r)
 		}
 		if !exists(s) {
-			return fmt.Errorf("%s: resource %q is not a file in the member directory", name, s)
+			return nil, fmt.Errorf("%s: resource %q is not a file in the member directory", name, s)
 		}
+		resources = append(resources, s)
 	}
-	return nil
+	return resources, nil
 }

@@ -38,6 +38,10 @@ type Applier struct {
 	// Memory, when set, carries what was applied from one Apply to the
 	// next so unchanged objects cost no API calls; nil applies everything.
 	Memory *Memory
+	// Builds, when set, carries the member's kustomize outputs from one
+	// ApplyAll to the next so only changed files are built again; nil
+	// builds everything.
+	Builds *BuildCache
 	// AllowEmpty lets ApplyAll apply a commit without a directory for this
 	// member, which prunes everything applied there before.
 	AllowEmpty bool

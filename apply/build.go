@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/mcs-gitops/mcs-gitops/layout"
 )
@@ -35,7 +33,20 @@ var ErrNoMemberDir = errors.New("applying it would prune every object mcs-gitops
 // allow-listed kinds; the output is checked again. A commit without the
 // member's directory is ErrNoMemberDir: a rendered commit always has one,
 // even when the member imports nothing.
+//
+// The resources are built in chunks (build_chunks.go) whose outputs,
+// concatenated in order, are what one kustomize run over the whole
+// directory gives; Build remembers nothing between calls, a BuildCache
+// does.
 func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured, error) {
+	return (*BuildCache)(nil).Build(files, member)
+}
+
+// Build is the package's Build, running kustomize only on the chunks of
+// resources whose files changed since the last build through c. A nil
+// BuildCache builds everything. The objects returned are shared with the
+// cache: callers must not modify them.
+func (c *BuildCache) Build(files map[string][]byte, member string) ([]*unstructured.Unstructured, error) {
 	if member == "" || strings.ContainsAny(member, "/\\") || member == "." || member == ".." {
 		return nil, fmt.Errorf("member %q: not a valid directory name", member)
 	}
@@ -65,51 +76,27 @@ func Build(files map[string][]byte, member string) ([]*unstructured.Unstructured
 		_, ok := own[c]
 		return ok && isYAML(c) // other files are never checked, so never built
 	}
-	if err := checkKustomization(dir+kustomizationFile, kust, exists); err != nil {
+	resources, err := checkKustomization(dir+kustomizationFile, kust, exists)
+	if err != nil {
 		return nil, fmt.Errorf("member %q: %w", member, err)
 	}
 	rels := make([]string, 0, len(own))
 	for rel := range own {
-		rels = append(rels, rel)
+		if rel != kustomizationFile && isYAML(rel) {
+			rels = append(rels, rel)
+		}
 	}
 	slices.Sort(rels)
+	b := c.begin()
+	defer b.end()
 	for _, rel := range rels {
-		if rel == kustomizationFile || !isYAML(rel) {
-			continue
-		}
-		if err := checkFile(dir+rel, own[rel]); err != nil {
+		if err := b.checkFile(dir+rel, own[rel]); err != nil {
 			return nil, fmt.Errorf("member %q: %w", member, err)
 		}
 	}
-
-	fs := filesys.MakeFsInMemory()
-	root := "/" + strings.TrimSuffix(dir, "/")
-	for _, rel := range rels {
-		if err := fs.WriteFile(path.Join(root, rel), own[rel]); err != nil {
-			return nil, fmt.Errorf("member %q: staging %s%s: %w", member, dir, rel, err)
-		}
-	}
-	kustomizeMu.Lock()
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, root)
-	kustomizeMu.Unlock()
+	objs, err := b.build(dir, own, resources)
 	if err != nil {
-		return nil, fmt.Errorf("member %q: kustomize build %s: %w", member, dir, err)
-	}
-
-	objs := make([]*unstructured.Unstructured, 0, resources.Size())
-	for _, r := range resources.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("member %q: encoding %s: %w", member, r.CurId(), err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("member %q: decoding %s: %w", member, r.CurId(), err)
-		}
-		if err := checkKind(u.GetAPIVersion(), u.GetKind(), u.GetNamespace()); err != nil {
-			return nil, fmt.Errorf("member %q: kustomize output %s: %w", member, describe(u), err)
-		}
-		objs = append(objs, u)
+		return nil, fmt.Errorf("member %q: %w", member, err)
 	}
 	return objs, nil
 }

@@ -2,8 +2,11 @@
 //
 // For one member and one commit's files (never the worktree):
 //
-//   - Build (build.go, allowlist.go): kustomize build of clusters/<member>/
-//     from an in-memory filesystem, one build at a time. The member's
+//   - Build (build.go, build_chunks.go, allowlist.go): kustomize build of
+//     clusters/<member>/ from an in-memory filesystem, one kustomize run at
+//     a time, in chunks of the resource list whose outputs concatenate to
+//     one run's (a single run costs the square of the object count); a
+//     BuildCache reruns only the chunks whose files changed. The member's
 //     kustomization.yaml may only list YAML files of its own directory (no
 //     generators, patches, remote bases or plugins); every YAML file there
 //     and every built object must be an allow-listed kind (ServiceImport,

@@ -53,6 +53,7 @@ func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *
 			// A sync cycle; apply --ref (only == nil) always applies in full.
 			a.Memory = l.memory(m.Name)
 		}
+		a.Builds = l.buildCache(m.Name)
 		targets = append(targets, a)
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)

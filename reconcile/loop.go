@@ -14,8 +14,10 @@ import (
 // Loop holds what every cycle needs. Build one with the clients and the
 // repository already open. What the world is, is in Git; between cycles
 // it keeps only caches that save work and never change an outcome: per
-// member what was last applied (forgotten every resyncInterval), and in
-// Repo the HEAD tree's blob hashes and whether the worktree holds HEAD.
+// member what was last applied (forgotten every resyncInterval) and the
+// kustomize output of its directory's chunks (keyed by the files' bytes),
+// and in Repo the HEAD tree's blob hashes and whether the worktree holds
+// HEAD.
 type Loop struct {
 	Config *v1alpha1.ClusterSet
 	// ConfigBytes is clusterset.yaml as the user wrote it, committed
@@ -32,11 +34,19 @@ type Loop struct {
 	// memories keep, per member, what was last applied, so a cycle only
 	// sends what changed; forgotten every resyncInterval.
 	memories sync.Map // member name -> *apply.Memory
+	// builds keep, per member, the kustomize output of each chunk of its
+	// directory, so a cycle builds only the files that changed.
+	builds sync.Map // member name -> *apply.BuildCache
 }
 
 func (l *Loop) memory(member string) *apply.Memory {
 	m, _ := l.memories.LoadOrStore(member, apply.NewMemory(l.Config.Spec.Sync.Timings().ResyncInterval))
 	return m.(*apply.Memory)
+}
+
+func (l *Loop) buildCache(member string) *apply.BuildCache {
+	c, _ := l.builds.LoadOrStore(member, apply.NewBuildCache())
+	return c.(*apply.BuildCache)
 }
 
 func (l *Loop) now() time.Time {

@@ -1,0 +1,102 @@
+package apply
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// memberFiles renders a generated ClusterSet of 3 members each importing
+// services services and returns the committed files and one member.
+func memberFiles(tb testing.TB, services int) (map[string][]byte, string) {
+	tb.Helper()
+	p := generate.Params{Members: 3, Services: services, ExportersPerService: 2, EndpointsPerExporter: 10, Seed: 1}
+	cfg, snaps := generate.ClusterSet(p)
+	out, err := render.Render(cfg, snaps, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files, err := layout.Files(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files, cfg.Spec.Members[0].Name
+}
+
+// BenchmarkBuild times kustomize build of one member's directory beside
+// its floor, a plain YAML decode of the same files.
+func BenchmarkBuild(b *testing.B) {
+	for _, services := range []int{100, 1000} {
+		files, member := memberFiles(b, services)
+		dir := layout.MemberDir(member)
+		b.Run(fmt.Sprintf("services=%d/kustomize", services), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Build(files, member); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("services=%d/floor-decode", services), func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				for p, data := range files {
+					if !strings.HasPrefix(p, dir) || strings.HasSuffix(p, "/kustomization.yaml") {
+						continue
+					}
+					u := &unstructured.Unstructured{}
+					if err := yaml.Unmarshal(data, &u.Object); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBuildCache times a build through a BuildCache that built the
+// same member before: no change, and one slice file changed (alternating
+// between two versions, so every iteration rebuilds one chunk).
+func BenchmarkBuildCache(b *testing.B) {
+	for _, services := range []int{100, 1000} {
+		files, member := memberFiles(b, services)
+		dir := layout.MemberDir(member)
+		var slice string
+		for p, data := range files {
+			if strings.HasPrefix(p, dir) && strings.Contains(string(data), "addresses:") && (slice == "" || p < slice) {
+				slice = p
+			}
+		}
+		moved := maps.Clone(files)
+		moved[slice] = []byte(strings.Replace(string(files[slice]), "10.", "11.", 1))
+		c := NewBuildCache()
+		if _, err := c.Build(files, member); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("services=%d/no-change", services), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.Build(files, member); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("services=%d/one-change", services), func(b *testing.B) {
+			worlds := [2]map[string][]byte{moved, files}
+			i := 0
+			for b.Loop() {
+				if _, err := c.Build(worlds[i%2], member); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
