@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -46,6 +47,10 @@ type Member struct {
 	typed    kubernetes.Interface
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
+
+	// qps and burst limit requests to the member (qps < 0: no limit).
+	qps   float32
+	burst int
 }
 
 // Set is every member of a ClusterSet, in config order.
@@ -81,6 +86,7 @@ func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) 
 	s := &Set{byName: map[string]*Member{}}
 	for _, m := range cs.Spec.Members {
 		mem := &Member{Name: m.Name, LookupHost: opts.LookupHost, Log: opts.Log}
+		mem.qps, mem.burst = cs.Spec.Sync.RateLimit()
 		if m.Gateway != nil {
 			mem.GatewayHost = m.Gateway.Host
 		}
@@ -179,8 +185,17 @@ func (m *Member) build(cfg *rest.Config) error {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = UserAgent
 	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
+	// One token bucket for every client of the member (typed, dynamic,
+	// metadata, and controller-runtime's one per kind), so the limit is
+	// per member as documented. A kubeconfig's own limit is kept.
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		if m.qps == 0 {
+			m.qps, m.burst = v1alpha1.SyncOptions{}.RateLimit()
+		}
+		cfg.QPS, cfg.Burst = m.qps, m.burst
+		if m.qps > 0 {
+			cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(m.qps, m.burst)
+		}
 	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {

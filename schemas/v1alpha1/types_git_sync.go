@@ -101,6 +101,30 @@ type SyncOptions struct {
 	// PushRetries bounds the fetch, reset, re-render, push attempts after a
 	// rejected push. Defaults to 5.
 	PushRetries int32 `json:"pushRetries,omitempty" schema:"minimum=0;maximum=100;default=5"`
+	// MemberQPS is the client-side limit on requests per second to each
+	// member, with bursts of up to MemberBurst. A first sync or a rejoin
+	// writes about two requests per imported object in a burst, so the
+	// defaults (200, burst 400) are sized for that; -1 turns client-side
+	// limiting off and leaves it to the member's API priority and
+	// fairness, whose "429 Retry-After" answers the client honours either
+	// way.
+	MemberQPS int32 `json:"memberQPS,omitempty" schema:"minimum=-1;maximum=100000;default=200"`
+	// MemberBurst is the most requests sent to one member at once before
+	// MemberQPS applies. Defaults to twice MemberQPS.
+	MemberBurst int32 `json:"memberBurst,omitempty" schema:"minimum=0;maximum=100000"`
+}
+
+// RateLimit is the client-side request limit to each member: qps < 0
+// means none.
+func (s SyncOptions) RateLimit() (qps float32, burst int) {
+	qps, burst = float32(s.MemberQPS), int(s.MemberBurst)
+	if qps == 0 {
+		qps = DefaultMemberQPS
+	}
+	if burst == 0 && qps > 0 {
+		burst = int(2 * qps)
+	}
+	return qps, burst
 }
 
 // Defaults of the loop settings, applied by the loop when a field is empty.
@@ -114,6 +138,7 @@ const (
 	DefaultDebounce          = 100 * time.Millisecond
 	DefaultResyncInterval    = 5 * time.Minute
 	DefaultPushRetries       = 5
+	DefaultMemberQPS         = 200
 )
 
 // Timings are SyncOptions parsed, with defaults applied. StaleAfter 0

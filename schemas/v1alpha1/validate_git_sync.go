@@ -98,5 +98,11 @@ func (s SyncOptions) validate(p string) ErrorList {
 	if s.PushRetries < 0 || s.PushRetries > 100 {
 		errs = append(errs, &FieldError{Field: p + ".pushRetries", Msg: fmt.Sprintf("%d is outside 0-100", s.PushRetries)})
 	}
+	if s.MemberQPS < -1 || s.MemberQPS > 100000 {
+		errs = append(errs, &FieldError{Field: p + ".memberQPS", Msg: fmt.Sprintf("%d is outside -1 (no client-side limit) to 100000", s.MemberQPS)})
+	}
+	if s.MemberBurst < 0 || s.MemberBurst > 100000 {
+		errs = append(errs, &FieldError{Field: p + ".memberBurst", Msg: fmt.Sprintf("%d is outside 0-100000", s.MemberBurst)})
+	}
 	return errs
 }

@@ -194,7 +194,7 @@ func assertExportConditions(t *testing.T, m *envtest.Cluster, ns, name string, w
 }
 
 // resourceVersions of every object mcs-gitops manages or writes status to.
-func resourceVersions(t *testing.T, members []*envtest.Cluster) map[string]string {
+func resourceVersions(t testing.TB, members []*envtest.Cluster) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	kinds := []schema.GroupVersionKind{

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+// BenchmarkFleet runs the loop on 3 real members seeded with a generated
+// world (MCS_BENCH_SERVICES services, default 100, each exported from 2
+// members with 10 endpoints, so each member imports about 4 objects per
+// service; MCS_BENCH_QPS sets spec.sync.memberQPS), each figure beside
+// its floor measured in the same run:
+//
+//   - rejoin: a loop that remembers nothing applies the committed world to
+//     members holding none of it (a first sync, a restart after the
+//     members were rebuilt); floor: the same objects as one server-side
+//     apply PATCH each, sequentially per member, members in parallel.
+//   - no-change: a whole cycle (read, render, commit nothing, apply
+//     nothing); it must write nothing.
+//   - one-change: one endpoint moves in one member, then one cycle, until
+//     every member holds the change.
+func BenchmarkFleet(b *testing.B) {
+	services := 100
+	if v := os.Getenv("MCS_BENCH_SERVICES"); v != "" {
+		var err error
+		if services, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("MCS_BENCH_SERVICES=%q: %v", v, err)
+		}
+	}
+	extra := ""
+	if v := os.Getenv("MCS_BENCH_QPS"); v != "" {
+		extra = "    memberQPS: " + v + "\n"
+	}
+	w := newWorld(b, 3, extra)
+	w.loop.Log = quietLog()
+	ctx := context.Background()
+	namespaces := seedGenerated(b, w, services)
+	out := w.sync()
+	require.Empty(b, out.FailedMembers())
+	// Each new loop gets its own clone, kept until the whole benchmark
+	// ends: the last one is used by the sub-benchmarks after it.
+	parent := b.TempDir()
+	clones := 0
+	workdir := func() string { clones++; return filepath.Join(parent, fmt.Sprint("clone-", clones)) }
+
+	b.Run(fmt.Sprintf("services=%d/rejoin", services), func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			deleteApplied(b, w, namespaces)
+			w.loop = w.newLoop(workdir())
+			w.loop.Log = quietLog()
+			b.StartTimer()
+			_, err := w.loop.ApplyRef(ctx, out.Commit, false)
+			require.NoError(b, err)
+		}
+	})
+	b.Run(fmt.Sprintf("services=%d/rejoin-floor", services), func(b *testing.B) {
+		files, err := w.loop.Repo.Files(out.Commit, layout.ClustersDir)
+		require.NoError(b, err)
+		objs := map[string][]*unstructured.Unstructured{}
+		for _, m := range w.members {
+			objs[m.Name], err = apply.Build(files, m.Name)
+			require.NoError(b, err)
+		}
+		b.Logf("objects per member: %d", len(objs[w.members[0].Name]))
+		for b.Loop() {
+			b.StopTimer()
+			deleteApplied(b, w, namespaces)
+			b.StartTimer()
+			var wg sync.WaitGroup
+			for _, m := range w.members {
+				wg.Go(func() {
+					for _, o := range objs[m.Name] {
+						o := o.DeepCopy()
+						if o.GetKind() == "Namespace" {
+							continue
+						}
+						if err := m.Client.Patch(ctx, o, client.Apply, client.FieldOwner("floor"), client.ForceOwnership); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		}
+		b.StopTimer()
+		deleteApplied(b, w, namespaces)
+		w.loop = w.newLoop(workdir())
+		w.loop.Log = quietLog()
+		_, err = w.loop.ApplyRef(ctx, out.Commit, false)
+		require.NoError(b, err)
+	})
+	b.Run(fmt.Sprintf("services=%d/no-change", services), func(b *testing.B) {
+		w.sync()
+		before := resourceVersions(b, w.members)
+		for b.Loop() {
+			if o := w.sync(); o.Committed {
+				b.Fatal("an unchanged world committed")
+			}
+		}
+		require.Equal(b, before, resourceVersions(b, w.members), "a no-change cycle wrote to a member")
+	})
+	b.Run(fmt.Sprintf("services=%d/one-change", services), func(b *testing.B) {
+		c1 := w.members[0]
+		var list discoveryv1.EndpointSliceList
+		require.NoError(b, c1.Client.List(ctx, &list, client.InNamespace(namespaces[0]),
+			client.MatchingLabels{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}))
+		require.NotEmpty(b, list.Items)
+		slice := list.Items[0]
+		i := 0
+		for b.Loop() {
+			i++
+			slice.Endpoints[0].Addresses = []string{fmt.Sprintf("10.250.%d.%d", i/250, i%250+1)}
+			require.NoError(b, c1.Client.Update(ctx, &slice))
+			if o := w.sync(); !o.Committed {
+				b.Fatal("a moved endpoint did not commit")
+			}
+		}
+	})
+}
+
+// seedGenerated creates in member i what generated member i holds:
+// namespaces, Services, their EndpointSlices and ServiceExports, less
+// what a server assigns.
+func seedGenerated(b *testing.B, w *world, services int) []string {
+	b.Helper()
+	p := generate.Params{Members: len(w.members), Services: services, ExportersPerService: 2, EndpointsPerExporter: 10, Seed: 1}
+	_, snaps := generate.ClusterSet(p)
+	var namespaces []string
+	ctx := context.Background()
+	for i, m := range w.members {
+		s := snaps[i]
+		var objs []client.Object
+		for _, ns := range s.Namespaces {
+			objs = append(objs, &corev1.Namespace{ObjectMeta: ns.ObjectMeta})
+			if i == 0 {
+				namespaces = append(namespaces, ns.Name)
+			}
+		}
+		for _, svc := range s.Services {
+			svc := svc.DeepCopy()
+			svc.ResourceVersion, svc.UID = "", ""
+			if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+				svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+			}
+			objs = append(objs, svc)
+		}
+		for _, es := range s.EndpointSlices {
+			objs = append(objs, es.DeepCopy())
+		}
+		for _, se := range s.ServiceExports {
+			se := se.DeepCopy()
+			se.CreationTimestamp = metav1.Time{}
+			objs = append(objs, se)
+		}
+		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, namespacesOf(s.Namespaces)...))
+		createAll(b, m.Client, objs[len(s.Namespaces):])
+	}
+	slices.Sort(namespaces)
+	return namespaces
+}
+
+func namespacesOf(list []corev1.Namespace) []string {
+	var out []string
+	for _, ns := range list {
+		out = append(out, ns.Name)
+	}
+	return out
+}
+
+// createAll creates objs eight at a time.
+func createAll(b *testing.B, c client.Client, objs []client.Object) {
+	b.Helper()
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, o := range objs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := c.Create(context.Background(), o); err != nil {
+				b.Errorf("create %s/%s: %v", o.GetNamespace(), o.GetName(), err)
+			}
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+}
+
+// deleteApplied deletes from every member what mcs-gitops applied (or the
+// floor loop did) in namespaces, and waits until it is gone.
+func deleteApplied(b *testing.B, w *world, namespaces []string) {
+	b.Helper()
+	ctx := context.Background()
+	sel := client.MatchingLabels{render.ManagedByLabel: render.ManagedByValue}
+	kinds := []func() (client.Object, client.ObjectList){
+		func() (client.Object, client.ObjectList) {
+			return &mcsv1alpha1.ServiceImport{}, &mcsv1alpha1.ServiceImportList{}
+		},
+		func() (client.Object, client.ObjectList) {
+			return &discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{}
+		},
+		func() (client.Object, client.ObjectList) { return &corev1.Service{}, &corev1.ServiceList{} },
+	}
+	var wg sync.WaitGroup
+	for _, m := range w.members {
+		wg.Go(func() {
+			for _, ns := range namespaces {
+				for _, k := range kinds {
+					obj, list := k()
+					if _, ok := obj.(*corev1.Service); ok {
+						// Services have no deletecollection; delete one by one.
+						require.NoError(b, m.Client.List(ctx, list, client.InNamespace(ns), sel))
+						for _, s := range list.(*corev1.ServiceList).Items {
+							require.NoError(b, client.IgnoreNotFound(m.Client.Delete(ctx, &s)))
+						}
+						continue
+					}
+					require.NoError(b, m.Client.DeleteAllOf(ctx, obj, client.InNamespace(ns), sel))
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
