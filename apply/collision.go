@@ -37,16 +37,11 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		collide
 	)
 	verdict := make([]int, len(desired))
-	errs := forEach(ctx, len(desired), func(ctx context.Context, i int) error {
+	decide := func(i int, existing *metav1.PartialObjectMetadata) {
 		d := desired[i]
-		existing := &metav1.PartialObjectMetadata{}
-		existing.SetGroupVersionKind(d.obj.GroupVersionKind())
-		err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), existing)
 		switch {
-		case apierrors.IsNotFound(err):
+		case existing == nil:
 			verdict[i] = apply
-		case err != nil:
-			return fmt.Errorf("reading %s: %w", describe(d.obj), err)
 		case keyOf(d.obj).GroupKind == namespaceGK:
 			verdict[i] = skip
 		case a.owns(existing.GetLabels()) && managedBy(existing, FieldManager):
@@ -56,8 +51,50 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		default:
 			verdict[i] = collide
 		}
+	}
+	// Many objects of one kind in one namespace (a first sync, a rejoin)
+	// are looked up with one metadata list; a few with a read each.
+	groups := map[listKey][]int{}
+	for i, d := range desired {
+		k := listKey{gvk: d.obj.GroupVersionKind(), namespace: d.obj.GetNamespace()}
+		groups[k] = append(groups[k], i)
+	}
+	var listed []listKey
+	var single []int
+	for k, idx := range groups {
+		if len(idx) >= listAtLeast && k.namespace != "" {
+			listed = append(listed, k)
+		} else {
+			single = append(single, idx...)
+		}
+	}
+	errs := forEach(ctx, len(listed), func(ctx context.Context, j int) error {
+		k := listed[j]
+		live, err := a.listMetadata(ctx, k)
+		if err != nil {
+			return fmt.Errorf("listing %s in namespace %s: %w", k.gvk.Kind, k.namespace, err)
+		}
+		for _, i := range groups[k] {
+			decide(i, live[desired[i].obj.GetName()])
+		}
 		return nil
 	})
+	errs = append(errs, forEach(ctx, len(single), func(ctx context.Context, j int) error {
+		i := single[j]
+		d := desired[i]
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(d.obj.GroupVersionKind())
+		err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), existing)
+		switch {
+		case apierrors.IsNotFound(err):
+			decide(i, nil)
+		case err != nil:
+			return fmt.Errorf("reading %s: %w", describe(d.obj), err)
+		default:
+			decide(i, existing)
+		}
+		return nil
+	})...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -75,4 +112,33 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		}
 	}
 	return out, nil
+}
+
+// listAtLeast is the number of objects of one kind in one namespace from
+// which a metadata list is cheaper than a read each. A variable so tests
+// can take the list path with few objects.
+var listAtLeast = 16
+
+type listKey struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+}
+
+// listMetadata is the metadata of every object of k's kind in k's
+// namespace, by name, a page at a time.
+func (a *Applier) listMetadata(ctx context.Context, k listKey) (map[string]*metav1.PartialObjectMetadata, error) {
+	out := map[string]*metav1.PartialObjectMetadata{}
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	for {
+		if err := a.Client.List(ctx, l, client.InNamespace(k.namespace), client.Limit(listPage), client.Continue(l.GetContinue())); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out[l.Items[i].Name] = &l.Items[i]
+		}
+		if l.GetContinue() == "" {
+			return out, nil
+		}
+	}
 }

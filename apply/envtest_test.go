@@ -172,6 +172,18 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("one refused object does not stop the others", func(t *testing.T) { h.t = t; testRefusedObject(h) })
 	t.Run("a commit without the member's directory prunes nothing unless allowed", func(t *testing.T) { h.t = t; testNoMemberDirectory(h) })
 	t.Run("copied owner labels are not enough to be pruned", func(t *testing.T) { h.t = t; testCopiedLabels(h) })
+	// The collision check reads few objects one by one and many with a
+	// list per kind and namespace: the same verdicts either way.
+	listed := func(name string, test func(*harness)) {
+		t.Run(name+" (collisions from a metadata list)", func(t *testing.T) {
+			defer func(n int) { listAtLeast = n }(listAtLeast)
+			listAtLeast = 1
+			h.t = t
+			test(h)
+		})
+	}
+	listed("single export", testSingleExport)
+	listed("copied owner labels are not enough to be pruned", testCopiedLabels)
 }
 
 func testSingleExport(h *harness) {

@@ -22,8 +22,9 @@ var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 // rendered manifest never says spec.ips, so the next apply by "mcs-gitops"
 // neither conflicts with nor reverts it, and ssa sees no drift. A Headless
 // import (or one whose derived Service is not ours) has no ips; ips this
-// manager set before are then released.
-func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructured, applied map[objKey]bool, note func(string)) error {
+// manager set before are then released. live is the import as the member
+// holds it; the import as it is afterwards is returned.
+func (a *Applier) writeImportIPs(ctx context.Context, si, live *unstructured.Unstructured, applied map[objKey]bool, note func(string)) (*unstructured.Unstructured, error) {
 	id := describe(si)
 	var want []string
 	typ, _, _ := unstructured.NestedString(si.Object, "spec", "type")
@@ -34,22 +35,17 @@ func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructu
 		svc.SetGroupVersionKind(serviceGVK)
 		err := a.Client.Get(ctx, client.ObjectKey{Namespace: si.GetNamespace(), Name: derived}, svc)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("spec.ips of %s: reading derived Service %s: %w", id, derived, err)
+			return live, fmt.Errorf("spec.ips of %s: reading derived Service %s: %w", id, derived, err)
 		}
 		ips, _, _ := unstructured.NestedStringSlice(svc.Object, "spec", "clusterIPs")
 		fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
 		want = orderByFamily(ips, fams)
 	}
 
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(si.GroupVersionKind())
-	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(si), live); err != nil {
-		return fmt.Errorf("spec.ips of %s: %w", id, err)
-	}
 	have, _, _ := unstructured.NestedStringSlice(live.Object, "spec", "ips")
 	owned := managedBy(live, IPsFieldManager)
 	if len(want) == 0 && (len(have) == 0 || !owned) || len(want) > 0 && owned && slices.Equal(want, have) {
-		return nil
+		return live, nil
 	}
 	u := skeleton(si.GroupVersionKind(), si.GetNamespace(), si.GetName())
 	if len(want) > 0 {
@@ -58,10 +54,12 @@ func (a *Applier) writeImportIPs(ctx context.Context, si *unstructured.Unstructu
 	err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(IPsFieldManager), client.ForceOwnership)
 	if err != nil {
-		return fmt.Errorf("spec.ips of %s: %w", id, err)
+		return live, fmt.Errorf("spec.ips of %s: %w", id, err)
 	}
 	note(id + " spec.ips")
-	return nil
+	// The apply's answer is the import as it is now, its generation
+	// raised: the status written next records that generation.
+	return u, nil
 }
 
 // orderByFamily lists the cluster IPs in the order of the import's

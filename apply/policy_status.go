@@ -6,11 +6,8 @@ import (
 	"maps"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -21,20 +18,10 @@ var policyGVK = v1alpha1.SchemeGroupVersion.WithKind(v1alpha1.GlobalTrafficPolic
 // writePolicyStatus sets what the renderer decided for one of this
 // member's GlobalTrafficPolicies on its status: the conditions (each keeping
 // its lastTransitionTime while its status is unchanged, observedGeneration
-// the policy's generation now), status.clusters and status.weights. A
-// policy deleted since the snapshot, or whose CRD is gone, has nothing to
-// update.
-func (a *Applier) writePolicyStatus(ctx context.Context, ns, name string, p render.PolicyReport, note func(string)) error {
-	id := v1alpha1.GlobalTrafficPolicyKind + "/" + ns + "/" + name
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(policyGVK)
-	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, live); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			a.log().Debug("policy gone since the snapshot; no status to write", "object", id)
-			return nil
-		}
-		return fmt.Errorf("status of %s: %w", id, err)
-	}
+// the policy's generation now), status.clusters and status.weights; live
+// is the policy as listed.
+func (a *Applier) writePolicyStatus(ctx context.Context, live *unstructured.Unstructured, p render.PolicyReport, note func(string)) error {
+	id := v1alpha1.GlobalTrafficPolicyKind + "/" + live.GetNamespace() + "/" + live.GetName()
 	var have v1alpha1.GlobalTrafficPolicyStatus
 	if raw, ok := live.Object["status"].(map[string]any); ok {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &have); err != nil {
@@ -53,7 +40,7 @@ func (a *Applier) writePolicyStatus(ctx context.Context, ns, name string, p rend
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
-	u := skeleton(policyGVK, ns, name)
+	u := skeleton(policyGVK, live.GetNamespace(), live.GetName())
 	// Fields left out of the apply are released by this field manager, so
 	// clusters or weights no longer rendered disappear from the status.
 	u.Object["status"] = st

@@ -9,13 +9,14 @@ import (
 	"slices"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 var (
@@ -50,43 +51,104 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 			continue
 		}
 		jobs = append(jobs, func(ctx context.Context) error {
-			return errors.Join(a.writeImportIPs(ctx, d.obj, applied, note),
-				a.writeImportStatus(ctx, d, importReady(d.obj, notServed[k.Namespace+"/"+k.Name]), note))
+			// One read of the live import serves both writes: they touch
+			// different fields through different managers.
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(d.obj.GroupVersionKind())
+			if err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), live); err != nil {
+				return fmt.Errorf("status of %s: %w", describe(d.obj), err)
+			}
+			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, note)
+			return errors.Join(ipsErr, a.writeImportStatus(ctx, d, live, importReady(d.obj, notServed[k.Namespace+"/"+k.Name]), note))
 		})
 	}
 	return runStatusJobs(ctx, jobs, &written, res)
 }
 
 // writeReport writes the conditions of this member's ServiceExports and the
-// status of its GlobalTrafficPolicies from report (nil: nothing).
+// status of its GlobalTrafficPolicies from report (nil: nothing). The live
+// objects are read with one list per kind, not one read each, so an
+// unchanged world costs two requests per member whatever its size.
 func (a *Applier) writeReport(ctx context.Context, report *render.Report, res *Result) error {
 	if report == nil {
 		return nil
+	}
+	var exports, policies bool
+	for _, s := range report.Services {
+		exports = exports || slices.ContainsFunc(s.Exports, func(e render.ExportReport) bool { return e.Member == a.Member })
+		policies = policies || slices.ContainsFunc(s.Policies, func(p render.PolicyReport) bool { return p.Member == a.Member })
+	}
+	var liveExports, livePolicies map[string]*unstructured.Unstructured
+	var err error
+	if exports {
+		if liveExports, err = a.listLive(ctx, serviceExportGVK); err != nil {
+			return fmt.Errorf("status of ServiceExports: %w", err)
+		}
+	}
+	if policies {
+		if livePolicies, err = a.listLive(ctx, policyGVK); err != nil && !meta.IsNoMatchError(err) {
+			return fmt.Errorf("status of %ss: %w", v1alpha1.GlobalTrafficPolicyKind, err)
+		}
 	}
 	var jobs []statusJob
 	var mu collector
 	var written []string
 	note := func(s string) { mu.add(&written, s) }
 	for _, s := range report.Services {
+		key := s.Namespace + "/" + s.Name
 		for _, e := range s.Exports {
 			if e.Member != a.Member {
 				continue
 			}
+			live := liveExports[key]
+			if live == nil {
+				a.log().Debug("export gone since the snapshot; no status to write", "object", "ServiceExport/"+key)
+				continue
+			}
 			jobs = append(jobs, func(ctx context.Context) error {
-				return a.writeExportStatus(ctx, s.Namespace, s.Name, e.Conditions, note)
+				return a.writeExportStatus(ctx, live, e.Conditions, note)
 			})
 		}
 		for _, p := range s.Policies {
 			if p.Member != a.Member {
 				continue
 			}
+			live := livePolicies[key]
+			if live == nil {
+				a.log().Debug("policy gone since the snapshot; no status to write", "object", v1alpha1.GlobalTrafficPolicyKind+"/"+key)
+				continue
+			}
 			jobs = append(jobs, func(ctx context.Context) error {
-				return a.writePolicyStatus(ctx, s.Namespace, s.Name, p, note)
+				return a.writePolicyStatus(ctx, live, p, note)
 			})
 		}
 	}
 	return runStatusJobs(ctx, jobs, &written, res)
 }
+
+// listLive lists every object of gvk in the member, a page at a time, by
+// "namespace/name".
+func (a *Applier) listLive(ctx context.Context, gvk schema.GroupVersionKind) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	for {
+		if err := a.Client.List(ctx, l, client.Limit(listPage), client.Continue(l.GetContinue())); err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			o := &l.Items[i]
+			out[o.GetNamespace()+"/"+o.GetName()] = o
+		}
+		if l.GetContinue() == "" {
+			return out, nil
+		}
+	}
+}
+
+// listPage bounds one list response, so a member with many objects is read
+// in pieces rather than one large answer.
+const listPage = 500
 
 type statusJob func(ctx context.Context) error
 
@@ -111,14 +173,10 @@ func skeleton(gvk schema.GroupVersionKind, namespace, name string) *unstructured
 	return u
 }
 
-// writeImportStatus sets status.clusters to what was rendered.
-func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, ready *render.Condition, note func(string)) error {
+// writeImportStatus sets status.clusters to what was rendered; live is the
+// import as the member holds it.
+func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, live *unstructured.Unstructured, ready *render.Condition, note func(string)) error {
 	want, _ := d.status["clusters"].([]any)
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(d.obj.GroupVersionKind())
-	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), live); err != nil {
-		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
-	}
 	have, _, _ := unstructured.NestedSlice(live.Object, "status", "clusters")
 	clustersOK := len(want) == 0 && len(have) == 0 || reflect.DeepEqual(want, have)
 	var conds []metav1.Condition
@@ -173,19 +231,11 @@ func importReady(si *unstructured.Unstructured, n render.NotServed) *render.Cond
 }
 
 // writeExportStatus sets the rendered conditions on one ServiceExport of
-// this member, keeping lastTransitionTime for a condition whose status did
-// not change. An export deleted since the snapshot has nothing to update.
-func (a *Applier) writeExportStatus(ctx context.Context, ns, name string, conds []render.Condition, note func(string)) error {
+// this member (live, as listed), keeping lastTransitionTime for a
+// condition whose status did not change.
+func (a *Applier) writeExportStatus(ctx context.Context, live *unstructured.Unstructured, conds []render.Condition, note func(string)) error {
+	ns, name := live.GetNamespace(), live.GetName()
 	id := "ServiceExport/" + ns + "/" + name
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(serviceExportGVK)
-	if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, live); err != nil {
-		if apierrors.IsNotFound(err) {
-			a.log().Debug("export gone since the snapshot; no status to write", "object", id)
-			return nil
-		}
-		return fmt.Errorf("status of %s: %w", id, err)
-	}
 	var have []metav1.Condition
 	if raw, ok, _ := unstructured.NestedSlice(live.Object, "status", "conditions"); ok {
 		if err := fromUnstructured(raw, &have); err != nil {
