@@ -5,9 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -15,9 +17,10 @@ import (
 // repository already open. What the world is, is in Git; between cycles
 // it keeps only caches that save work and never change an outcome: per
 // member what was last applied (forgotten every resyncInterval) and the
-// kustomize output of its directory's chunks (keyed by the files' bytes),
-// and in Repo the HEAD tree's blob hashes and whether the worktree holds
-// HEAD.
+// kustomize output of its directory's chunks (keyed by the files' bytes);
+// what the last commit read says; the last render that changed nothing,
+// with what it was made from; and in Repo the HEAD tree's blob hashes and
+// whether the worktree holds HEAD.
 type Loop struct {
 	Config *v1alpha1.ClusterSet
 	// ConfigBytes is clusterset.yaml as the user wrote it, committed
@@ -37,6 +40,13 @@ type Loop struct {
 	// builds keep, per member, the kustomize output of each chunk of its
 	// directory, so a cycle builds only the files that changed.
 	builds sync.Map // member name -> *apply.BuildCache
+
+	cacheMu sync.Mutex
+	// committed is what commit committedAt says (readCommitted).
+	committed   *layout.Committed
+	committedAt plumbing.Hash
+	// unchanged is the last render that changed nothing (see publish).
+	unchanged *unchangedRender
 }
 
 func (l *Loop) memory(member string) *apply.Memory {

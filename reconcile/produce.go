@@ -22,8 +22,23 @@ type tree struct {
 }
 
 // readCommitted loads what commit head says about the world. An empty
-// repository says nothing.
+// repository says nothing. The last commit read is kept: a commit never
+// changes, and most cycles render on top of the same one.
 func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	if l.committed != nil && l.committedAt == head {
+		return l.committed, nil
+	}
+	c, err := l.loadCommitted(head)
+	if err != nil {
+		return nil, err
+	}
+	l.committed, l.committedAt = c, head
+	return c, nil
+}
+
+func (l *Loop) loadCommitted(head plumbing.Hash) (*layout.Committed, error) {
 	if head.IsZero() {
 		return layout.ReadCommitted(nil)
 	}
@@ -38,10 +53,20 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
 	return c, nil
 }
 
-// produce renders the tree for the collected results on top of commit
+// resolved is what a render is made from: the commit it goes on top of,
+// what that commit says, and every member's snapshot (live or standing
+// in), with their normalized bytes.
+type resolved struct {
+	head   plumbing.Hash
+	prev   *layout.Committed
+	res    *clusters.Resolution
+	health []byte
+}
+
+// resolve decides each member's snapshot for a render on top of commit
 // head; clusters.ResolveSnapshots decides what stands in for a member
 // that could not be read.
-func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, error) {
+func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved, error) {
 	prev, err := l.readCommitted(head)
 	if err != nil {
 		return nil, err
@@ -58,6 +83,26 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 				"member", r.Member, "error", r.GatewayErr.Error(), "kept", strings.Join(kept, ","))
 		}
 	}
+	health, err := layout.FormatHealth(res.Health)
+	if err != nil {
+		return nil, err
+	}
+	return &resolved{head: head, prev: prev, res: res, health: health}, nil
+}
+
+// produce renders the tree for the collected results on top of commit
+// head.
+func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, error) {
+	rs, err := l.resolve(head, results)
+	if err != nil {
+		return nil, err
+	}
+	return l.render(rs)
+}
+
+// render renders the tree for what rs resolved.
+func (l *Loop) render(rs *resolved) (*tree, error) {
+	prev, res := rs.prev, rs.res
 	files := map[string][]byte{layout.ConfigFile: l.ConfigBytes}
 	inputs := map[string][]byte{}
 	for m, b := range res.Files {
@@ -76,9 +121,7 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 	for p, b := range rendered {
 		files[p] = b
 	}
-	if files[layout.HealthFile], err = layout.FormatHealth(res.Health); err != nil {
-		return nil, err
-	}
+	files[layout.HealthFile] = rs.health
 	return &tree{
 		files: files, report: &out.Report, prev: prev.Report,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),

@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -122,10 +124,26 @@ type published struct {
 // report is the one these status files were written from, warnings
 // included, where reading it back would have lost them. Only apply --ref
 // reads a commit (ApplyRef).
+//
+// A render that changed nothing is kept, with what it was made from; a
+// cycle made from the same things reuses it (lastUnchanged) and goes
+// straight to apply, whose own memories then send nothing.
 func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*published, error) {
+	head, err := l.Repo.Head()
+	if err != nil {
+		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
+	}
+	rs, err := l.resolve(head, collected)
+	if err != nil {
+		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
+	}
+	if u := l.lastUnchanged(rs); u != nil {
+		return &published{commit: head, files: u.tree.files, report: u.tree.report}, nil
+	}
 	t := l.Config.Spec.Sync.Timings()
 	var (
 		last    *tree
+		lastRS  *resolved
 		lastMsg string
 	)
 	hash, changed, err := gitsync.Publish(ctx, l.Repo, t.PushRetries,
@@ -134,20 +152,64 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			tr, err := l.produce(head, collected)
+			// After a rejected push the branch was reset: resolve again
+			// on top of the commit that won.
+			if rs == nil || rs.head != head {
+				if rs, err = l.resolve(head, collected); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			tr, err := l.render(rs)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			last, lastMsg = tr, ""
+			last, lastRS, lastMsg = tr, rs, ""
 			return tr.files, layout.Roots, func(c *gitsync.Changes) string {
 				lastMsg = tr.message(c)
 				return lastMsg
 			}, nil
 		})
 	if err != nil {
+		l.setUnchanged(nil)
 		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
 	}
+	if changed {
+		l.setUnchanged(nil)
+	} else {
+		l.setUnchanged(&unchangedRender{resolved: lastRS, tree: last})
+	}
 	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report}, nil
+}
+
+// unchangedRender is a render that, committed on top of the commit it
+// was made on, changed nothing there and was pushed.
+type unchangedRender struct {
+	*resolved
+	tree *tree
+}
+
+// lastUnchanged returns the last unchanged render when rs is made from
+// the same things: the same commit (so the same committed allocations and
+// fallbacks), the same normalized snapshot bytes of every member and the
+// same health. Render is a function of these and the config, so it would
+// give the same files, which would again change nothing: the cycle skips
+// render, serialization and the hash of every file against HEAD. A new
+// commit (ours or anyone's), a changed byte of any member's snapshot or a
+// change of reachability renders again.
+func (l *Loop) lastUnchanged(rs *resolved) *unchangedRender {
+	l.cacheMu.Lock()
+	u := l.unchanged
+	l.cacheMu.Unlock()
+	if u == nil || u.head != rs.head || !bytes.Equal(u.health, rs.health) || !maps.EqualFunc(u.res.Files, rs.res.Files, bytes.Equal) {
+		return nil
+	}
+	return u
+}
+
+func (l *Loop) setUnchanged(u *unchangedRender) {
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	l.unchanged = u
 }
 
 // readable lists the members whose read succeeded: applying to a member
