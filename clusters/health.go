@@ -88,9 +88,11 @@ type Resolution struct {
 // reset by every cycle.
 //
 // It is pure: the same arguments give the same answer, and neither the
-// results nor last are modified. It fails only on a snapshot that does not
-// format and load back, or a committed one that does not load.
-func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAfter time.Duration) (*Resolution, error) {
+// results nor last are modified; norm (nil: none) only saves normalizing a
+// member's snapshot equal to the one it was last given. It fails only on a
+// snapshot that does not format and load back, or a committed one that
+// does not load.
+func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAfter time.Duration, norm *NormalizeCache) (*Resolution, error) {
 	res := &Resolution{
 		Snapshots: make([]*snapshot.Snapshot, 0, len(results)),
 		Files:     map[string][]byte{},
@@ -114,7 +116,7 @@ func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAft
 				}
 				res.KeptGateway[r.Member] = kept
 			}
-			data, s, err := snapshot.Normalize(live, last.file(r.Member))
+			data, s, err := norm.Normalize(live, last.file(r.Member))
 			if err != nil {
 				return nil, fmt.Errorf("member %q: %w", r.Member, err)
 			}

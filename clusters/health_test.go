@@ -110,7 +110,7 @@ func TestResolveSnapshots(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			last := LastCommit{Inputs: tt.lastKnown, Health: tt.prev}
-			res, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter)
+			res, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestResolveSnapshots(t *testing.T) {
 				t.Errorf("a member that was not read must commit its last snapshot unchanged:\n%s", res.Files["b"])
 			}
 			// Pure: the same arguments give the same answer.
-			again, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter)
+			again, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter, nil)
 			if err != nil || !reflect.DeepEqual(res, again) {
 				t.Errorf("second call differs: %+v vs %+v (%v)", res, again, err)
 			}
@@ -171,7 +171,7 @@ func TestResolveSnapshotsKeepsGatewayAddresses(t *testing.T) {
 		{"a committed file that does not load gives none", map[string][]byte{"b": []byte("kind: [")}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ResolveSnapshots(results, LastCommit{Inputs: tt.last}, time.Now(), 0)
+			res, err := ResolveSnapshots(results, LastCommit{Inputs: tt.last}, time.Now(), 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,8 +18,9 @@ import (
 // it keeps only caches that save work and never change an outcome: per
 // member what was last applied (forgotten every resyncInterval) and the
 // kustomize output of its directory's chunks (keyed by the files' bytes);
-// what the last commit read says; the last render that changed nothing,
-// with what it was made from; and in Repo the HEAD tree's blob hashes and
+// what the last commit read says; each member's last snapshot as
+// normalized; the last render that changed nothing, with what it was made
+// from; and in Repo the HEAD tree's blob hashes and
 // whether the worktree holds HEAD.
 type Loop struct {
 	Config *v1alpha1.ClusterSet
@@ -47,6 +48,17 @@ type Loop struct {
 	committedAt plumbing.Hash
 	// unchanged is the last render that changed nothing (see publish).
 	unchanged *unchangedRender
+	// norm remembers each member's last normalized snapshot.
+	norm *clusters.NormalizeCache
+}
+
+func (l *Loop) normalized() *clusters.NormalizeCache {
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	if l.norm == nil {
+		l.norm = clusters.NewNormalizeCache()
+	}
+	return l.norm
 }
 
 func (l *Loop) memory(member string) *apply.Memory {

@@ -73,7 +73,7 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	}
 	t := l.Config.Spec.Sync.Timings()
 	res, err := clusters.ResolveSnapshots(results,
-		clusters.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter)
+		clusters.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter, l.normalized())
 	if err != nil {
 		return nil, err
 	}
