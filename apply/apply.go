@@ -37,6 +37,8 @@ type Applier struct {
 	Now func() time.Time
 	// Memory, when set, carries what was applied from one Apply to the
 	// next so unchanged objects cost no API calls; nil applies everything.
+	// With a Memory, an object given to Apply must not be modified
+	// afterwards: the same object given again is not prepared again.
 	Memory *Memory
 	// Builds, when set, carries the member's kustomize outputs from one
 	// ApplyAll to the next so only changed files are built again; nil
@@ -203,16 +205,22 @@ func (a *Applier) finish(ctx context.Context, res *Result, st *applied, report *
 
 // desiredObject is one rendered object ready to apply: a copy carrying the
 // owner labels, with the status it was rendered with taken out (a normal
-// apply drops status; it goes through the status subresource).
+// apply drops status; it goes through the status subresource), and the
+// digest of both, which Memory compares.
 type desiredObject struct {
 	obj    *unstructured.Unstructured
 	status map[string]any
+	sum    [32]byte
 }
 
+// prepare makes the desired objects. An object the Memory prepared in the
+// last apply (the same pointer: a BuildCache hands unchanged objects out
+// again) is not copied and hashed again.
 func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject, error) {
 	owner := a.ownerLabels()
 	seen := map[objKey]bool{}
 	out := make([]desiredObject, 0, len(objects))
+	prepared := a.Memory.beginPrepare(len(objects))
 	for i, o := range objects {
 		if o == nil {
 			return nil, fmt.Errorf("object %d is nil", i)
@@ -220,30 +228,44 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject
 		if err := checkKind(o.GetAPIVersion(), o.GetKind(), o.GetNamespace()); err != nil {
 			return nil, fmt.Errorf("%s: %w", describe(o), err)
 		}
-		// A JSON round trip rather than DeepCopy, which panics on the
-		// non-JSON number types hand-built maps may contain.
-		data, err := o.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("%s: encoding: %w", describe(o), err)
+		d, ok := prepared.get(o)
+		if !ok {
+			var err error
+			if d, err = prepareOne(o, owner); err != nil {
+				return nil, err
+			}
 		}
-		cp := &unstructured.Unstructured{}
-		if err := cp.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("%s: decoding: %w", describe(o), err)
-		}
-		k := keyOf(cp)
+		prepared.put(o, d)
+		k := keyOf(d.obj)
 		if seen[k] {
-			return nil, fmt.Errorf("%s appears twice", describe(cp))
+			return nil, fmt.Errorf("%s appears twice", describe(d.obj))
 		}
 		seen[k] = true
-		d := desiredObject{obj: cp}
-		if st, ok := cp.Object["status"].(map[string]any); ok {
-			d.status = st
-		}
-		delete(cp.Object, "status")
-		setOwnerLabels(cp, owner)
 		out = append(out, d)
 	}
+	a.Memory.keepPrepared(prepared)
 	return out, nil
+}
+
+func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredObject, error) {
+	// A JSON round trip rather than DeepCopy, which panics on the
+	// non-JSON number types hand-built maps may contain.
+	data, err := o.MarshalJSON()
+	if err != nil {
+		return desiredObject{}, fmt.Errorf("%s: encoding: %w", describe(o), err)
+	}
+	cp := &unstructured.Unstructured{}
+	if err := cp.UnmarshalJSON(data); err != nil {
+		return desiredObject{}, fmt.Errorf("%s: decoding: %w", describe(o), err)
+	}
+	d := desiredObject{obj: cp}
+	if st, ok := cp.Object["status"].(map[string]any); ok {
+		d.status = st
+	}
+	delete(cp.Object, "status")
+	setOwnerLabels(cp, owner)
+	d.sum = digest(d)
+	return d, nil
 }
 
 // applyStaged applies toApply with ssa and returns the keys of the objects
@@ -255,7 +277,9 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 	// ApplyAll sorts the slice it is given in place: hand it its own.
 	objs := make([]*unstructured.Unstructured, len(toApply))
 	for i, d := range toApply {
-		objs[i] = d.obj
+		// ssa may change what it is given; the prepared object is kept
+		// for the next apply.
+		objs[i] = d.obj.DeepCopy()
 	}
 	objs = slices.Clip(objs)
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Memory remembers what an Applier last applied successfully, object by
@@ -20,10 +22,57 @@ type Memory struct {
 	mu      sync.Mutex
 	since   time.Time
 	applied map[objKey][32]byte
+	// prepared are the desired objects the last apply made, by the built
+	// object they were made from.
+	prepared preparedObjects
 }
 
 // NewMemory returns an empty Memory forgotten every maxAge.
 func NewMemory(maxAge time.Duration) *Memory { return &Memory{MaxAge: maxAge} }
+
+// preparedObjects maps a built object to what prepare made of it. The
+// built objects are a BuildCache's, which never changes one it handed
+// out, so the same pointer means the same object.
+type preparedObjects map[*unstructured.Unstructured]desiredObject
+
+// preparing is one prepare: it looks up in what the last one made, and
+// records what it uses, which is all the next one gets.
+type preparing struct{ last, next preparedObjects }
+
+func (p *preparing) get(o *unstructured.Unstructured) (desiredObject, bool) {
+	if p == nil {
+		return desiredObject{}, false
+	}
+	d, ok := p.last[o]
+	return d, ok
+}
+
+func (p *preparing) put(o *unstructured.Unstructured, d desiredObject) {
+	if p != nil {
+		p.next[o] = d
+	}
+}
+
+// beginPrepare starts a prepare of n objects; a nil Memory prepares every
+// object afresh.
+func (m *Memory) beginPrepare(n int) *preparing {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &preparing{last: m.prepared, next: make(preparedObjects, n)}
+}
+
+// keepPrepared keeps what one prepare used.
+func (m *Memory) keepPrepared(p *preparing) {
+	if m == nil || p == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prepared = p.next
+}
 
 // Forget makes the next apply do everything. A nil Memory (an Applier
 // that remembers nothing, as `apply --ref` uses) has nothing to forget.
@@ -49,7 +98,7 @@ func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredO
 		m.applied, m.since = map[objKey][32]byte{}, now
 	}
 	for _, d := range desired {
-		if h, ok := m.applied[keyOf(d.obj)]; ok && h == digest(d) {
+		if h, ok := m.applied[keyOf(d.obj)]; ok && h == d.sum {
 			known[keyOf(d.obj)] = true
 			continue
 		}
@@ -71,7 +120,7 @@ func (m *Memory) remember(desired []desiredObject, applied map[objKey]bool) {
 		k := keyOf(d.obj)
 		want[k] = true
 		if applied[k] {
-			m.applied[k] = digest(d)
+			m.applied[k] = d.sum
 		}
 	}
 	for k := range m.applied {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // testMemory: with a Memory, an unchanged object costs nothing on the
@@ -52,4 +54,49 @@ func testMemory(h *harness) {
 func TestNilMemoryForgets(t *testing.T) {
 	var m *Memory
 	assert.NotPanics(t, m.Forget)
+}
+
+// An object handed to prepare again (the same pointer, as a BuildCache
+// hands out an unchanged one) is not copied and hashed again; another
+// object, even an equal one, is; what one prepare does not use is
+// dropped.
+func TestMemoryKeepsPreparedObjects(t *testing.T) {
+	obj := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("Service")
+		u.SetNamespace("shop")
+		u.SetName(name)
+		return u
+	}
+	a := &Applier{Member: "cluster-a", ClusterSet: "cs", Memory: NewMemory(time.Hour)}
+	cart, users := obj("cart"), obj("users")
+	first, err := a.prepare([]*unstructured.Unstructured{cart, users})
+	require.NoError(t, err)
+	again, err := a.prepare([]*unstructured.Unstructured{cart, obj("users")})
+	require.NoError(t, err)
+	assert.Same(t, first[0].obj, again[0].obj, "the same built object is prepared once")
+	assert.NotSame(t, first[1].obj, again[1].obj, "another built object is prepared anew")
+	assert.Equal(t, first[1].obj, again[1].obj)
+	assert.Equal(t, first[1].sum, again[1].sum)
+	assert.Equal(t, "mcs-gitops", again[0].obj.GetLabels()[LabelManagedBy], "prepared objects carry the owner labels")
+
+	_, err = a.prepare([]*unstructured.Unstructured{obj("cart")})
+	require.NoError(t, err)
+	_, err = a.prepare([]*unstructured.Unstructured{cart})
+	require.NoError(t, err)
+	assert.Len(t, a.Memory.prepared, 1)
+	_, kept := a.Memory.prepared[cart]
+	assert.True(t, kept)
+	third, err := a.prepare([]*unstructured.Unstructured{cart})
+	require.NoError(t, err)
+	assert.NotSame(t, first[0].obj, third[0].obj, "dropped when a prepare did not use it")
+
+	// No Memory: every object is prepared.
+	a.Memory = nil
+	x, err := a.prepare([]*unstructured.Unstructured{cart})
+	require.NoError(t, err)
+	y, err := a.prepare([]*unstructured.Unstructured{cart})
+	require.NoError(t, err)
+	assert.NotSame(t, x[0].obj, y[0].obj)
 }

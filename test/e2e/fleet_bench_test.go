@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -55,8 +56,10 @@ func BenchmarkFleet(b *testing.B) {
 	w.loop.Log = quietLog()
 	ctx := context.Background()
 	namespaces := seedGenerated(b, w, services)
+	first := time.Now()
 	out := w.sync()
 	require.Empty(b, out.FailedMembers())
+	b.Logf("first sync (read, render, commit, apply everything): %s", time.Since(first).Round(time.Millisecond))
 	// Each new loop gets its own clone, kept until the whole benchmark
 	// ends: the last one is used by the sub-benchmarks after it.
 	parent := b.TempDir()
