@@ -3,6 +3,7 @@ package apply
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type Memory struct {
 	// prepared are the desired objects the last apply made, by the built
 	// object they were made from.
 	prepared preparedObjects
+	// pruned is the desired set of the last prune that found nothing
+	// left to delete.
+	pruned map[objKey]bool
 }
 
 // NewMemory returns an empty Memory forgotten every maxAge.
@@ -82,7 +86,32 @@ func (m *Memory) Forget() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.applied = nil
+	m.applied, m.pruned = nil, nil
+}
+
+// pruneNeeded says whether prune must list what the member holds: not
+// when the desired set is the one a prune since the memory was last
+// forgotten already checked, because then nothing mcs-gitops applied has
+// left the set. Objects that someone else labelled as ours wait for the
+// resync, like every other drift.
+func (m *Memory) pruneNeeded(keep map[objKey]bool) bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pruned == nil || !maps.Equal(m.pruned, keep)
+}
+
+// pruneDone records a prune that left the member holding nothing of ours
+// outside keep.
+func (m *Memory) pruneDone(keep map[objKey]bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pruned = keep
 }
 
 // split partitions desired into the objects to apply and the keys of the
@@ -95,7 +124,7 @@ func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredO
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.applied == nil || (m.MaxAge > 0 && now.Sub(m.since) > m.MaxAge) {
-		m.applied, m.since = map[objKey][32]byte{}, now
+		m.applied, m.pruned, m.since = map[objKey][32]byte{}, nil, now
 	}
 	for _, d := range desired {
 		if h, ok := m.applied[keyOf(d.obj)]; ok && h == d.sum {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // testMemory: with a Memory, an unchanged object costs nothing on the
@@ -46,6 +48,33 @@ func testMemory(h *harness) {
 		t.Errorf("after MaxAge: created %v, want the deleted ServiceImport back", rs[0].Created)
 	}
 	h.get(h.clusters[0].Client, siV1alpha1, "db", "postgres")
+
+	// An object labelled and written as ours appears: with the same
+	// desired set, prune does not list again and it waits for the resync.
+	planted := &unstructured.Unstructured{}
+	planted.SetAPIVersion("v1")
+	planted.SetKind("Service")
+	planted.SetNamespace("db")
+	planted.SetName("planted")
+	planted.SetLabels(a.ownerLabels())
+	require.NoError(t, unstructured.SetNestedSlice(planted.Object, []any{map[string]any{"port": int64(80)}}, "spec", "ports"))
+	require.NoError(t, h.clusters[0].Client.Create(ctx, planted, client.FieldOwner(FieldManager)))
+	rs = ApplyAll(ctx, []*Applier{a}, files, report)
+	mustOK(t, rs...)
+	assert.Empty(t, rs[0].Deleted, "the desired set was pruned against already")
+
+	// One object leaves the desired set: prune lists again, and deletes
+	// it and the planted one.
+	dir := layout.MemberDir("cluster-a")
+	resources := kustomizationResources(t, files, "cluster-a")
+	smaller := maps.Clone(files)
+	gone := resources[len(resources)-1]
+	delete(smaller, dir+gone)
+	smaller[dir+kustomizationFile] = mustYAML(t, map[string]any{"resources": resources[:len(resources)-1]})
+	rs = ApplyAll(ctx, []*Applier{a}, smaller, report)
+	mustOK(t, rs...)
+	assert.Len(t, rs[0].Deleted, 2, "deleted %v", rs[0].Deleted)
+	assert.Contains(t, rs[0].Deleted, "Service/db/planted")
 	cleanup(h, []*Applier{a})
 }
 

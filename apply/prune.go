@@ -20,11 +20,15 @@ import (
 // copies them from a rendered object must not lose theirs. Nothing without
 // the owner labels is ever listed, so nothing else is ever deleted. A kind
 // whose API the member does not serve (Gateway API routes before they are
-// installed) has nothing to prune.
+// installed) has nothing to prune. With a Memory, a desired set already
+// pruned against is not listed again until the memory is forgotten.
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {
 		keep[keyOf(d.obj)] = true
+	}
+	if !a.Memory.pruneNeeded(keep) {
+		return nil
 	}
 	stale, skipped, err := a.stale(ctx, keep)
 	res.Skipped = append(res.Skipped, skipped...)
@@ -44,7 +48,11 @@ func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Resul
 	}
 	slices.Sort(deleted)
 	res.Deleted = append(res.Deleted, deleted...)
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	a.Memory.pruneDone(keep)
+	return nil
 }
 
 // staleObject is an object prune would delete.
