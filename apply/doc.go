@@ -13,23 +13,27 @@
 //     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute/ListenerSet,
 //     and Namespace for create only), or the build fails naming the file
 //     and kind.
-//   - Applier.Apply (apply.go): collision check (collision.go: an existing
+//   - Applier.Apply (apply.go): with a Memory (memory.go), objects whose
+//     prepared bytes were applied before and not since forgotten are
+//     skipped; for the rest, collision check (collision.go: an existing
 //     object without this applier's owner labels is a user's; it is reported
-//     and skipped, never overwritten), Flux ssa ApplyAllStaged with field
-//     manager "mcs-gitops" and the owner labels (labels.go), prune
-//     (prune.go: only objects carrying all three owner labels for this
-//     ClusterSet and member that are no longer rendered; never a Namespace),
+//     and skipped, never overwritten; one metadata list per kind and
+//     namespace for many objects, a read each for a few), Flux ssa
+//     ApplyAllStaged with field manager "mcs-gitops" and the owner labels
+//     (labels.go), prune (prune.go: only objects carrying all three owner
+//     labels for this ClusterSet and member that are no longer rendered;
+//     never a Namespace; with a Memory, only when the desired set changed),
 //     then status write-back (status.go, policy_status.go, ips.go):
 //     ServiceImport status.clusters, ServiceExport conditions and this
 //     member's GlobalTrafficPolicy conditions, clusters and weights through
 //     the status subresource ("mcs-gitops-status"), ServiceImport spec.ips
 //     from the derived Service's cluster IPs ("mcs-gitops-ips"), each
-//     written only when it differs so an unchanged world changes no
-//     resourceVersion.
+//     compared with the live object (exports and policies: one list per
+//     kind) and written only when it differs, so an unchanged world changes
+//     no resourceVersion.
 //   - ApplyAll (all.go): every member in parallel; one member failing
 //     (build, apply, even a panic) is its own Result.Err.
-//   - ReadReport (report.go): the report back from status/ for write-back.
-//
+
 // It must not: decide what to render, read or write Git, create or delete
 // a Namespace other than creating a rendered one that is missing, touch an
 // object without its owner labels, or log object contents or credentials.
