@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -37,10 +38,7 @@ func BenchmarkCycle(b *testing.B) {
 				b.Fatal(err)
 			}
 			l := benchLoop(b, cfg)
-			results := make([]clusters.Result, len(snaps))
-			for i, s := range snaps {
-				results[i] = clusters.Result{Member: s.Member, Snapshot: s}
-			}
+			results := readResults(snaps)
 			moved := moveOneEndpoint(b, results)
 			ctx := context.Background()
 			if _, err := l.publish(ctx, results); err != nil {
@@ -74,6 +72,15 @@ func BenchmarkCycle(b *testing.B) {
 			})
 		})
 	}
+}
+
+// readResults are snaps as a successful read of every member gives them.
+func readResults(snaps []*snapshot.Snapshot) []clusters.Result {
+	results := make([]clusters.Result, len(snaps))
+	for i, s := range snaps {
+		results[i] = clusters.Result{Member: s.Member, Snapshot: s}
+	}
+	return results
 }
 
 // benchLoop is a Loop on a fresh clone of an empty bare repository, with

@@ -22,14 +22,7 @@ import (
 // commit, on a cycle that changes nothing (rendered, then reused), and on
 // a one-endpoint change and back.
 func TestPublishHandsApplyTheCommittedBytes(t *testing.T) {
-	cfg, snaps, err := generate.Demo()
-	require.NoError(t, err)
-	l := benchLoop(t, cfg)
-	results := make([]clusters.Result, len(snaps))
-	for i, s := range snaps {
-		results[i] = clusters.Result{Member: s.Member, Snapshot: s}
-	}
-	moved := moveOneEndpoint(t, results)
+	l, results, moved := demoLoop(t)
 	for i, step := range []struct {
 		results []clusters.Result
 		changed bool
@@ -59,14 +52,7 @@ func TestPublishHandsApplyTheCommittedBytes(t *testing.T) {
 // while the commit, every member's snapshot bytes and the health are the
 // same; any of them changing renders again.
 func TestPublishReusesAnUnchangedRender(t *testing.T) {
-	cfg, snaps, err := generate.Demo()
-	require.NoError(t, err)
-	l := benchLoop(t, cfg)
-	results := make([]clusters.Result, len(snaps))
-	for i, s := range snaps {
-		results[i] = clusters.Result{Member: s.Member, Snapshot: s}
-	}
-	moved := moveOneEndpoint(t, results)
+	l, results, moved := demoLoop(t)
 	// Only member 1's health differs from moved: its snapshot as last
 	// committed stands in, the same bytes.
 	unreachable := slices.Clone(moved)
@@ -103,11 +89,21 @@ func TestPublishReusesAnUnchangedRender(t *testing.T) {
 	}
 
 	// A commit made elsewhere moves HEAD: the next cycle renders on it.
-	_, _, err = l.Repo.Commit(map[string][]byte{"notes/elsewhere.txt": []byte("x\n")}, []string{"notes"}, gitsync.StaticMessage("elsewhere"))
+	_, _, err := l.Repo.Commit(map[string][]byte{"notes/elsewhere.txt": []byte("x\n")}, []string{"notes"}, gitsync.StaticMessage("elsewhere"))
 	require.NoError(t, err)
 	reused, changed := publish(unreachable)
 	assert.False(t, reused, "HEAD moved")
 	assert.False(t, changed)
 	reused, _ = publish(unreachable)
 	assert.True(t, reused)
+}
+
+// demoLoop is a Loop on an empty remote for the demo ClusterSet, the
+// demo's members as read, and the same with one endpoint moved.
+func demoLoop(t *testing.T) (l *Loop, results, moved []clusters.Result) {
+	t.Helper()
+	cfg, snaps, err := generate.Demo()
+	require.NoError(t, err)
+	results = readResults(snaps)
+	return benchLoop(t, cfg), results, moveOneEndpoint(t, results)
 }
