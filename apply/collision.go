@@ -125,20 +125,15 @@ type listKey struct {
 }
 
 // listMetadata is the metadata of every object of k's kind in k's
-// namespace, by name, a page at a time.
+// namespace, by name.
 func (a *Applier) listMetadata(ctx context.Context, k listKey) (map[string]*metav1.PartialObjectMetadata, error) {
 	out := map[string]*metav1.PartialObjectMetadata{}
 	l := &metav1.PartialObjectMetadataList{}
 	l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-	for {
-		if err := a.Client.List(ctx, l, client.InNamespace(k.namespace), client.Limit(listPage), client.Continue(l.GetContinue())); err != nil {
-			return nil, err
+	err := a.listPaged(ctx, l, func() {
+		for _, o := range l.Items {
+			out[o.Name] = &o
 		}
-		for i := range l.Items {
-			out[l.Items[i].Name] = &l.Items[i]
-		}
-		if l.GetContinue() == "" {
-			return out, nil
-		}
-	}
+	}, client.InNamespace(k.namespace))
+	return out, err
 }

@@ -126,29 +126,18 @@ func (a *Applier) writeReport(ctx context.Context, report *render.Report, res *R
 	return runStatusJobs(ctx, jobs, &written, res)
 }
 
-// listLive lists every object of gvk in the member, a page at a time, by
-// "namespace/name".
+// listLive lists every object of gvk in the member by "namespace/name".
 func (a *Applier) listLive(ctx context.Context, gvk schema.GroupVersionKind) (map[string]*unstructured.Unstructured, error) {
 	out := map[string]*unstructured.Unstructured{}
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	for {
-		if err := a.Client.List(ctx, l, client.Limit(listPage), client.Continue(l.GetContinue())); err != nil {
-			return nil, err
+	err := a.listPaged(ctx, l, func() {
+		for _, o := range l.Items {
+			out[o.GetNamespace()+"/"+o.GetName()] = &o
 		}
-		for i := range l.Items {
-			o := &l.Items[i]
-			out[o.GetNamespace()+"/"+o.GetName()] = o
-		}
-		if l.GetContinue() == "" {
-			return out, nil
-		}
-	}
+	})
+	return out, err
 }
-
-// listPage bounds one list response, so a member with many objects is read
-// in pieces rather than one large answer.
-const listPage = 500
 
 type statusJob func(ctx context.Context) error
 

@@ -48,7 +48,8 @@ type Member struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 
-	// qps and burst limit requests to the member (qps < 0: no limit).
+	// qps and burst limit requests to the member (qps < 0: no limit; 0:
+	// the defaults), from spec.sync by Connect.
 	qps   float32
 	burst int
 }
@@ -189,12 +190,13 @@ func (m *Member) build(cfg *rest.Config) error {
 	// metadata, and controller-runtime's one per kind), so the limit is
 	// per member as documented. A kubeconfig's own limit is kept.
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
-		if m.qps == 0 {
-			m.qps, m.burst = v1alpha1.SyncOptions{}.RateLimit()
+		qps, burst := m.qps, m.burst
+		if qps == 0 { // a member from NewSet: the defaults
+			qps, burst = v1alpha1.SyncOptions{}.RateLimit()
 		}
-		cfg.QPS, cfg.Burst = m.qps, m.burst
-		if m.qps > 0 {
-			cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(m.qps, m.burst)
+		cfg.QPS, cfg.Burst = qps, burst
+		if qps > 0 {
+			cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 		}
 	}
 	hc, err := rest.HTTPClientFor(cfg)

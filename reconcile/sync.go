@@ -154,7 +154,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			}
 			// After a rejected push the branch was reset: resolve again
 			// on top of the commit that won.
-			if rs == nil || rs.head != head {
+			if rs.head != head {
 				if rs, err = l.resolve(head, collected); err != nil {
 					return nil, nil, nil, err
 				}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -145,25 +144,22 @@ func BenchmarkFleet(b *testing.B) {
 
 // seedGenerated creates in member i what generated member i holds:
 // namespaces, Services, their EndpointSlices and ServiceExports, less
-// what a server assigns.
+// what a server assigns. It returns the namespaces, the same in every
+// member.
 func seedGenerated(b *testing.B, w *world, services int) []string {
 	b.Helper()
 	p := generate.Params{Members: len(w.members), Services: services, ExportersPerService: 2, EndpointsPerExporter: 10, Seed: 1}
 	_, snaps := generate.ClusterSet(p)
-	var namespaces []string
 	ctx := context.Background()
+	var namespaces []string
+	for _, ns := range snaps[0].Namespaces {
+		namespaces = append(namespaces, ns.Name)
+	}
 	for i, m := range w.members {
 		s := snaps[i]
 		var objs []client.Object
-		for _, ns := range s.Namespaces {
-			objs = append(objs, &corev1.Namespace{ObjectMeta: ns.ObjectMeta})
-			if i == 0 {
-				namespaces = append(namespaces, ns.Name)
-			}
-		}
 		for _, svc := range s.Services {
 			svc := svc.DeepCopy()
-			svc.ResourceVersion, svc.UID = "", ""
 			if svc.Spec.ClusterIP != corev1.ClusterIPNone {
 				svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
 			}
@@ -177,19 +173,10 @@ func seedGenerated(b *testing.B, w *world, services int) []string {
 			se.CreationTimestamp = metav1.Time{}
 			objs = append(objs, se)
 		}
-		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, namespacesOf(s.Namespaces)...))
-		createAll(b, m.Client, objs[len(s.Namespaces):])
+		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, namespaces...))
+		createAll(b, m.Client, objs)
 	}
-	slices.Sort(namespaces)
 	return namespaces
-}
-
-func namespacesOf(list []corev1.Namespace) []string {
-	var out []string
-	for _, ns := range list {
-		out = append(out, ns.Name)
-	}
-	return out
 }
 
 // createAll creates objs eight at a time.
@@ -213,38 +200,37 @@ func createAll(b *testing.B, c client.Client, objs []client.Object) {
 }
 
 // deleteApplied deletes from every member what mcs-gitops applied (or the
-// floor loop did) in namespaces, and waits until it is gone.
+// floor loop did) in namespaces. Nothing runs there that would put a
+// finalizer on them, so they are gone when the calls return.
 func deleteApplied(b *testing.B, w *world, namespaces []string) {
 	b.Helper()
 	ctx := context.Background()
 	sel := client.MatchingLabels{render.ManagedByLabel: render.ManagedByValue}
-	kinds := []func() (client.Object, client.ObjectList){
-		func() (client.Object, client.ObjectList) {
-			return &mcsv1alpha1.ServiceImport{}, &mcsv1alpha1.ServiceImportList{}
-		},
-		func() (client.Object, client.ObjectList) {
-			return &discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{}
-		},
-		func() (client.Object, client.ObjectList) { return &corev1.Service{}, &corev1.ServiceList{} },
-	}
 	var wg sync.WaitGroup
 	for _, m := range w.members {
 		wg.Go(func() {
 			for _, ns := range namespaces {
-				for _, k := range kinds {
-					obj, list := k()
-					if _, ok := obj.(*corev1.Service); ok {
-						// Services have no deletecollection; delete one by one.
-						require.NoError(b, m.Client.List(ctx, list, client.InNamespace(ns), sel))
-						for _, s := range list.(*corev1.ServiceList).Items {
-							require.NoError(b, client.IgnoreNotFound(m.Client.Delete(ctx, &s)))
-						}
-						continue
+				for _, obj := range []client.Object{&mcsv1alpha1.ServiceImport{}, &discoveryv1.EndpointSlice{}} {
+					if err := m.Client.DeleteAllOf(ctx, obj, client.InNamespace(ns), sel); err != nil {
+						b.Errorf("%s: delete %T in %s: %v", m.Name, obj, ns, err)
 					}
-					require.NoError(b, m.Client.DeleteAllOf(ctx, obj, client.InNamespace(ns), sel))
+				}
+				// Services have no deletecollection: one by one.
+				var svcs corev1.ServiceList
+				if err := m.Client.List(ctx, &svcs, client.InNamespace(ns), sel); err != nil {
+					b.Errorf("%s: list Services in %s: %v", m.Name, ns, err)
+					continue
+				}
+				for _, s := range svcs.Items {
+					if err := client.IgnoreNotFound(m.Client.Delete(ctx, &s)); err != nil {
+						b.Errorf("%s: delete Service %s/%s: %v", m.Name, ns, s.Name, err)
+					}
 				}
 			}
 		})
 	}
 	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
 }
