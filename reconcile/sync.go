@@ -143,7 +143,6 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	t := l.Config.Spec.Sync.Timings()
 	var (
 		last    *tree
-		lastRS  *resolved
 		lastMsg string
 	)
 	hash, changed, err := gitsync.Publish(ctx, l.Repo, t.PushRetries,
@@ -163,7 +162,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			last, lastRS, lastMsg = tr, rs, ""
+			last, lastMsg = tr, ""
 			return tr.files, layout.Roots, func(c *gitsync.Changes) string {
 				lastMsg = tr.message(c)
 				return lastMsg
@@ -176,7 +175,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	if changed {
 		l.setUnchanged(nil)
 	} else {
-		l.setUnchanged(&unchangedRender{resolved: lastRS, tree: last})
+		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
 	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report}, nil
 }
