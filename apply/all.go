@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -37,7 +38,9 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		wg.Wait()
 	}
 	each(func(i int, t *Applier) {
+		start := time.Now()
 		objs, err := t.Builds.Build(files, t.Member)
+		took := time.Since(start)
 		if errors.Is(err, ErrNoMemberDir) {
 			if t.AllowEmpty {
 				objs, err = nil, nil
@@ -51,6 +54,7 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 			return
 		}
 		results[i], states[i] = t.applyObjects(ctx, objs, report)
+		results[i].Took.Build = took
 	})
 	withProblems := WithMemberProblems(report, results)
 	each(func(i int, t *Applier) {

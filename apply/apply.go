@@ -75,7 +75,30 @@ type Result struct {
 	// StatusWritten lists the status and spec.ips writes that changed
 	// something, as "Kind/namespace/name status" or "... spec.ips".
 	StatusWritten []string
-	Err           error
+	// Took is how long each step took, for the log and metrics.
+	Took Steps
+	Err  error
+}
+
+// Steps is the time one member's apply spent in each step. The build is
+// ApplyAll's; Apply alone leaves it zero.
+type Steps struct {
+	Build, Collisions, Apply, Prune, Status time.Duration
+}
+
+// logValue is the steps in milliseconds, the same in text and JSON logs.
+func (s Steps) logValue() slog.Value {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return slog.GroupValue(slog.String("build", ms(s.Build)), slog.String("collisions", ms(s.Collisions)),
+		slog.String("apply", ms(s.Apply)), slog.String("prune", ms(s.Prune)), slog.String("status", ms(s.Status)))
+}
+
+// timed adds the time since start to *d and returns now, so that steps
+// can be chained: t = timed(&res.Took.Apply, t).
+func timed(d *time.Duration, start time.Time) time.Time {
+	now := time.Now()
+	*d += now.Sub(start)
+	return now
 }
 
 func (a *Applier) log() *slog.Logger {
@@ -124,6 +147,7 @@ type applied struct {
 // ServiceImports' own status and spec.ips. Result.Err is set on failure.
 func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unstructured, report *render.Report) (*Result, *applied) {
 	res := &Result{Member: a.Member}
+	t := time.Now()
 	fail := func(err error) (*Result, *applied) {
 		res.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", a.Member, err))
 		a.logResult(res)
@@ -153,6 +177,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 		}
 	}
 	toApply, err := a.checkCollisions(ctx, fresh, res)
+	t = timed(&res.Took.Collisions, t)
 	if err != nil {
 		a.Memory.Forget()
 		return fail(err)
@@ -160,6 +185,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	// Namespaces first: the objects inside them need them.
 	rest, refusedNS := a.createNamespaces(ctx, toApply, res)
 	refused, err := a.applyStaged(ctx, rest, res)
+	t = timed(&res.Took.Apply, t)
 	if err != nil {
 		a.Memory.Forget()
 		return fail(err)
@@ -171,6 +197,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	if err := a.prune(ctx, desired, res); err != nil {
 		errs = append(errs, err)
 	}
+	t = timed(&res.Took.Prune, t)
 	keys := map[objKey]bool{}
 	for _, d := range toApply {
 		keys[keyOf(d.obj)] = true
@@ -182,6 +209,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	if err := a.writeImports(ctx, toApply, owned, report, res); err != nil {
 		errs = append(errs, err)
 	}
+	timed(&res.Took.Status, t)
 	if err := errors.Join(errs...); err != nil {
 		a.Memory.Forget()
 		return fail(err)
@@ -192,7 +220,10 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 // finish writes the report's ServiceExport and GlobalTrafficPolicy status
 // for this member and remembers what was applied.
 func (a *Applier) finish(ctx context.Context, res *Result, st *applied, report *render.Report) (*Result, error) {
-	if err := a.writeReport(ctx, report, res); err != nil {
+	t := time.Now()
+	err := a.writeReport(ctx, report, res)
+	timed(&res.Took.Status, t)
+	if err != nil {
 		a.Memory.Forget()
 		res.Err = fmt.Errorf("member %q: %w", a.Member, err)
 		a.logResult(res)
@@ -340,6 +371,7 @@ func (a *Applier) logResult(res *Result) {
 		"unchanged", len(res.Unchanged), "deleted", len(res.Deleted),
 		"skipped", len(res.Skipped), "collisions", len(res.Collisions), "refused", len(res.Refused) - len(res.Collisions),
 		"status", len(res.StatusWritten),
+		"took", res.Took.logValue(),
 	}
 	if res.Err != nil {
 		l.Error("apply failed", append(attrs, "error", res.Err)...)

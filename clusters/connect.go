@@ -52,6 +52,10 @@ type Member struct {
 	// the defaults), from spec.sync by Connect.
 	qps   float32
 	burst int
+
+	// parsed is what the last read parsed, so the next parses only what
+	// changed.
+	parsed parseMemo
 }
 
 // Set is every member of a ClusterSet, in config order.

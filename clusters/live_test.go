@@ -237,6 +237,73 @@ func TestLive(t *testing.T) {
 		}
 	})
 
+	t.Run("an object listed again unchanged is not parsed again; a changed one is", func(t *testing.T) {
+		bad := tenant.Export("memo", "odd")
+		bad.Spec.ExportedLabels = map[string]string{"team/a/b": "x"}
+		fine := tenant.Export("memo", "fine")
+		tenant.Create(t, c2.Client, tenant.Namespace("memo"), tenant.Service("memo", "odd"), bad, tenant.Service("memo", "fine"), fine)
+		t.Cleanup(func() { // the later subtests count cluster-2's exports
+			for _, o := range []client.Object{bad, fine} {
+				if err := c2.Client.Delete(ctx, o); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		m := &clusters.Member{Name: "cluster-2", Config: c2.Config}
+		set := memberSet(t, m)
+		collect := func() *snapshot.Snapshot {
+			t.Helper()
+			r := result(t, set.Collect(ctx, 10*time.Second), "cluster-2")
+			if r.Err != nil {
+				t.Fatalf("Collect: %v", r.Err)
+			}
+			return r.Snapshot
+		}
+		exports := func(s *snapshot.Snapshot) (names []string) {
+			for _, se := range s.ServiceExports {
+				names = append(names, se.Namespace+"/"+se.Name)
+			}
+			for _, rj := range s.Rejected {
+				names = append(names, "rejected "+rj.Namespace+"/"+rj.Name+": "+rj.Message)
+			}
+			return names
+		}
+		first := collect()
+		_, parsed := clusters.ParseMemoStats(m)
+		if parsed != 3 {
+			t.Fatalf("first read parsed %d exports, want 3 (only-in-2/web, memo/fine, memo/odd)", parsed)
+		}
+		again := collect()
+		if hits, misses := clusters.ParseMemoStats(m); hits != 3 || misses != 3 {
+			t.Errorf("second read of an unchanged member: %d remembered, %d parsed in all; want 3 and still 3", hits, misses)
+		}
+		if got, want := exports(again), exports(first); !reflect.DeepEqual(got, want) {
+			t.Errorf("remembered parse gives %q, the first read gave %q", got, want)
+		}
+		// A write changes the resourceVersion: the changed object is
+		// parsed again and the change is seen.
+		var live mcsv1alpha1.ServiceExport
+		if err := c2.Client.Get(ctx, client.ObjectKeyFromObject(fine), &live); err != nil {
+			t.Fatal(err)
+		}
+		live.Spec.ExportedLabels = map[string]string{"tier": "gold"}
+		if err := c2.Client.Update(ctx, &live); err != nil {
+			t.Fatal(err)
+		}
+		changed := collect()
+		if _, misses := clusters.ParseMemoStats(m); misses != 4 {
+			t.Errorf("after one export changed: %d parsed in all, want 4", misses)
+		}
+		for _, se := range changed.ServiceExports {
+			if se.Name == "fine" && se.Spec.ExportedLabels["tier"] != "gold" {
+				t.Errorf("the changed export read as %+v", se.Spec)
+			}
+		}
+		if rj := changed.Rejected; len(rj) != 1 || rj[0].Name != "odd" {
+			t.Errorf("the remembered rejection is still reported: %+v", rj)
+		}
+	})
+
 	t.Run("a stopped or hung member fails with a reason within the timeout, the others succeed", func(t *testing.T) {
 		p := newProxy(t, strings.Trim(strings.TrimPrefix(c2.Config.Host, "https://"), "/"))
 		p.start()

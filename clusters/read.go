@@ -153,28 +153,39 @@ func dropUnloadable[T any, PT interface {
 // applies exactly the checks a committed inputs/<member>.yaml gets, so
 // what is collected can always be loaded again. The apiserver's CRD
 // validation can be looser (a name with dots, say, or a CRD older than
-// this code): such an object is left out and logged. keep takes each
-// object's one-object snapshot.
+// this code): such an object is left out and logged when it is first
+// seen. keep takes each object's one-object snapshot. An object listed
+// with the same UID and resourceVersion as in the last read gets the
+// last answer (see parseMemo).
 func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion, kind string, keep func(*snapshot.Snapshot), reject func(*unstructured.Unstructured, error)) error {
+	pass := m.parsed.begin(kind)
 	for _, u := range items {
-		u.SetManagedFields(nil)
-		u.SetAPIVersion(apiVersion)
-		u.SetKind(kind)
-		js, err := u.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("%s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
+		k := parseKey{uid: string(u.GetUID()), resourceVersion: u.GetResourceVersion()}
+		r, ok := pass.get(k)
+		if !ok {
+			u.SetManagedFields(nil)
+			u.SetAPIVersion(apiVersion)
+			u.SetKind(kind)
+			js, err := u.MarshalJSON()
+			if err != nil {
+				return fmt.Errorf("%s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
+			}
+			r.one, r.err = snapshot.Parse(m.Name, kind, js)
+			if r.err != nil {
+				m.log().Warn("ignoring a "+kind+" that cannot be loaded",
+					"object", u.GetNamespace()+"/"+u.GetName(), "error", r.err)
+			}
 		}
-		one, err := snapshot.Parse(m.Name, kind, js)
-		if err != nil {
-			m.log().Warn("ignoring a "+kind+" that cannot be loaded",
-				"object", u.GetNamespace()+"/"+u.GetName(), "error", err)
+		pass.put(k, r)
+		if r.err != nil {
 			if reject != nil {
-				reject(&u, err)
+				reject(&u, r.err)
 			}
 			continue
 		}
-		keep(one)
+		keep(r.one)
 	}
+	pass.end()
 	return nil
 }
 

@@ -11,6 +11,7 @@ type Metrics struct {
 	Registry *prometheus.Registry
 
 	CycleDuration   *prometheus.HistogramVec
+	PhaseDuration   *prometheus.HistogramVec
 	Cycles          *prometheus.CounterVec
 	Commits         prometheus.Counter
 	PushRetries     prometheus.Counter
@@ -34,6 +35,11 @@ func NewMetrics() *Metrics {
 			Help:    "Duration of a sync cycle (collect, render, commit, push, apply), by outcome.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"outcome"}),
+		PhaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcs_gitops_cycle_phase_seconds",
+			Help:    "Duration of each phase of a sync cycle: read (list every member), publish (render, commit, push), apply (every member, in parallel).",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"phase"}),
 		Cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcs_gitops_cycles_total",
 			Help: "Sync cycles run, by outcome: ok, partial (some member failed), error.",
@@ -75,7 +81,7 @@ func NewMetrics() *Metrics {
 			Help: "1 while this replica holds the leader Lease.",
 		}),
 	}
-	r.MustRegister(m.CycleDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
+	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
 		m.MemberReachable, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

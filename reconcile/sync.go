@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"sort"
 	"strings"
@@ -28,6 +29,14 @@ type Outcome struct {
 	Applied   []*apply.Result
 	Report    *render.Report
 	Duration  time.Duration
+	// Took is how long each phase of the cycle took.
+	Took Phases
+}
+
+// Phases is the time a cycle spent reading the members, rendering and
+// publishing the commit, and applying it.
+type Phases struct {
+	Read, Publish, Apply time.Duration
 }
 
 // FailedMembers lists the member problems of the cycle, sorted: members
@@ -75,11 +84,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	out := &Outcome{}
 	t := l.Config.Spec.Sync.Timings()
 	out.Collected = l.Members.Collect(ctx, t.MemberTimeout)
+	out.Took.Read = time.Since(start)
 	for _, r := range out.Collected {
 		l.observeMember(r)
 	}
 
+	pubStart := time.Now()
 	pub, err := l.publish(ctx, out.Collected)
+	out.Took.Publish = time.Since(pubStart)
 	if err != nil {
 		l.finish(out, start, "error")
 		return out, err
@@ -93,7 +105,9 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 	l.observeReport(pub.report)
 
+	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.files, pub.report, readable(out.Collected), false)
+	out.Took.Apply = time.Since(applyStart)
 	if failed := out.FailedMembers(); len(failed) > 0 {
 		l.finish(out, start, "partial")
 		return out, &PartialError{Failed: failed}
@@ -225,11 +239,18 @@ func readable(results []clusters.Result) map[string]bool {
 
 func (l *Loop) finish(out *Outcome, start time.Time, outcome string) {
 	out.Duration = time.Since(start)
-	l.log().Info("cycle done", "outcome", outcome, "duration", out.Duration.Round(time.Millisecond).String(),
-		"committed", out.Committed)
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	l.log().Info("cycle done", "outcome", outcome, "duration", ms(out.Duration), "committed", out.Committed,
+		"took", slog.GroupValue(slog.String("read", ms(out.Took.Read)),
+			slog.String("publish", ms(out.Took.Publish)), slog.String("apply", ms(out.Took.Apply))))
 	if l.Metrics != nil {
 		l.Metrics.CycleDuration.WithLabelValues(outcome).Observe(out.Duration.Seconds())
 		l.Metrics.Cycles.WithLabelValues(outcome).Inc()
+		l.Metrics.PhaseDuration.WithLabelValues("read").Observe(out.Took.Read.Seconds())
+		l.Metrics.PhaseDuration.WithLabelValues("publish").Observe(out.Took.Publish.Seconds())
+		if outcome != "error" { // an error is a cycle that never got to apply
+			l.Metrics.PhaseDuration.WithLabelValues("apply").Observe(out.Took.Apply.Seconds())
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,9 @@ import (
 // world (MCS_BENCH_SERVICES services, default 100, each exported from 2
 // members with 10 endpoints, so each member imports about 4 objects per
 // service; MCS_BENCH_QPS sets spec.sync.memberQPS), each figure beside
-// its floor measured in the same run:
+// its floor measured in the same run (MCS_BENCH_LOG=<file> writes the
+// loop's JSON log there: each cycle's "cycle done" and each member's
+// "applied" line carry how long each phase and step took):
 //
 //   - rejoin: a loop that remembers nothing applies the committed world to
 //     members holding none of it (a first sync, a restart after the
@@ -52,7 +55,7 @@ func BenchmarkFleet(b *testing.B) {
 		extra = "    memberQPS: " + v + "\n"
 	}
 	w := newWorld(b, 3, extra)
-	w.loop.Log = quietLog()
+	w.loop.Log = benchLog(b)
 	ctx := context.Background()
 	namespaces := seedGenerated(b, w, services)
 	first := time.Now()
@@ -70,7 +73,7 @@ func BenchmarkFleet(b *testing.B) {
 			b.StopTimer()
 			deleteApplied(b, w, namespaces)
 			w.loop = w.newLoop(workdir())
-			w.loop.Log = quietLog()
+			w.loop.Log = benchLog(b)
 			b.StartTimer()
 			_, err := w.loop.ApplyRef(ctx, out.Commit, false)
 			require.NoError(b, err)
@@ -109,7 +112,7 @@ func BenchmarkFleet(b *testing.B) {
 		b.StopTimer()
 		deleteApplied(b, w, namespaces)
 		w.loop = w.newLoop(workdir())
-		w.loop.Log = quietLog()
+		w.loop.Log = benchLog(b)
 		_, err = w.loop.ApplyRef(ctx, out.Commit, false)
 		require.NoError(b, err)
 	})
@@ -140,6 +143,19 @@ func BenchmarkFleet(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchLog is the loop's logger in a benchmark: silent, or JSON lines
+// appended to $MCS_BENCH_LOG.
+func benchLog(b *testing.B) *slog.Logger {
+	path := os.Getenv("MCS_BENCH_LOG")
+	if path == "" {
+		return quietLog()
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = f.Close() })
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // seedGenerated creates in member i what generated member i holds:

@@ -36,6 +36,14 @@ func TestSyncLifecycle(t *testing.T) {
 	assert.Equal(t, out.Commit.String(), head, "the commit is on the remote")
 	assert.Contains(t, firstLineOf(msg), "httpbin/httpbin", "the subject names the import")
 	assert.Contains(t, msg, "Snapshot-Digest: sha256:")
+	assert.Positive(t, out.Took.Read, "the cycle says how long it read")
+	assert.Positive(t, out.Took.Publish, "... published")
+	assert.Positive(t, out.Took.Apply, "... and applied")
+	for _, r := range out.Applied {
+		assert.Positive(t, r.Took.Build, "%s: build timed", r.Member)
+		assert.Positive(t, r.Took.Apply, "%s: server-side apply timed", r.Member)
+		assert.Positive(t, r.Took.Status, "%s: status write-back timed", r.Member)
+	}
 
 	for _, m := range w.members {
 		t.Run("imported in "+m.Name, func(t *testing.T) {

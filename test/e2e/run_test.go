@@ -75,6 +75,7 @@ func TestRunExportToImport(t *testing.T) {
 		"mcs_gitops_commits_total", `mcs_gitops_member_reachable{member="cluster-2"} 1`,
 		`mcs_gitops_cycles_total{outcome="ok"}`, "mcs_gitops_exports 1", "mcs_gitops_imports 3",
 		`mcs_gitops_apply_objects_total{action="created",member="cluster-3"}`, "mcs_gitops_cycle_duration_seconds_bucket",
+		`mcs_gitops_cycle_phase_seconds_count{phase="apply"}`, `mcs_gitops_cycle_phase_seconds_count{phase="read"}`,
 	} {
 		assert.Contains(t, body, want)
 	}
@@ -86,7 +87,8 @@ func TestRunExportToImport(t *testing.T) {
 // ServiceExport created in member 1 to its ServiceImport existing in
 // member 3, debounce (100 ms default) included. minCommitInterval is 0:
 // this is the latency of the first change after a quiet interval; under
-// churn, pacing adds up to the interval by design.
+// churn, pacing adds up to the interval by design. MCS_BENCH_LOG as for
+// BenchmarkFleet.
 func BenchmarkRunExportToImport(b *testing.B) {
 	const samples = 40
 	// The watch logs through the default logger; keep the result lines
@@ -99,7 +101,7 @@ func BenchmarkRunExportToImport(b *testing.B) {
 	for _, m := range w.members {
 		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "bench"))
 	}
-	w.loop.Log = quietLog()
+	w.loop.Log = benchLog(b)
 	runLoop(b, w)
 	var lat []time.Duration
 	n := 0
