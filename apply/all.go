@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -38,6 +39,7 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		wg.Wait()
 	}
 	each(func(i int, t *Applier) {
+		t.inputs = files[layout.InputFile(t.Member)]
 		start := time.Now()
 		objs, err := t.Builds.Build(files, t.Member)
 		took := time.Since(start)

@@ -47,6 +47,10 @@ type Applier struct {
 	// AllowEmpty lets ApplyAll apply a commit without a directory for this
 	// member, which prunes everything applied there before.
 	AllowEmpty bool
+
+	// inputs is the member's committed snapshot, when the files ApplyAll
+	// was given hold it (see writeReport).
+	inputs []byte
 }
 
 // New returns an Applier for one member of a ClusterSet.

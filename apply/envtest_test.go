@@ -164,6 +164,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("v1beta1 imports", func(t *testing.T) { h.t = t; testV1beta1(h) })
 	t.Run("headless", func(t *testing.T) { h.t = t; testHeadless(h) })
 	t.Run("memory skips unchanged objects until it ages out", func(t *testing.T) { h.t = t; testMemory(h) })
+	t.Run("memory skips unchanged status until the snapshot changes", func(t *testing.T) { h.t = t; testStatusMemory(h) })
 	t.Run("turning headless releases spec.ips", func(t *testing.T) { h.t = t; testTurnHeadless(h) })
 	t.Run("namespace is create-only", func(t *testing.T) { h.t = t; testNamespace(h) })
 	t.Run("one bad member does not stop the others", func(t *testing.T) { h.t = t; testBadMember(h) })

@@ -29,6 +29,9 @@ type Memory struct {
 	// pruned is the desired set of the last prune that found nothing
 	// left to delete.
 	pruned map[objKey]bool
+	// reported is the key (reportKey) of the last export and policy
+	// status write-back that completed.
+	reported *[32]byte
 }
 
 // NewMemory returns an empty Memory forgotten every maxAge.
@@ -86,7 +89,7 @@ func (m *Memory) Forget() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.applied, m.pruned = nil, nil
+	m.applied, m.pruned, m.reported = nil, nil, nil
 }
 
 // pruneNeeded says whether prune must list what the member holds: not
@@ -114,6 +117,27 @@ func (m *Memory) pruneDone(keep map[objKey]bool) {
 	m.pruned = keep
 }
 
+// reportedAlready says whether the last status write-back that completed,
+// since the memory was last forgotten, had this key.
+func (m *Memory) reportedAlready(key [32]byte) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reported != nil && *m.reported == key
+}
+
+// reportDone records a status write-back that completed.
+func (m *Memory) reportDone(key [32]byte) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reported = &key
+}
+
 // split partitions desired into the objects to apply and the keys of the
 // ones applied before with identical content.
 func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredObject, known map[objKey]bool) {
@@ -124,7 +148,7 @@ func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredO
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.applied == nil || (m.MaxAge > 0 && now.Sub(m.since) > m.MaxAge) {
-		m.applied, m.pruned, m.since = map[objKey][32]byte{}, nil, now
+		m.applied, m.pruned, m.reported, m.since = map[objKey][32]byte{}, nil, nil, now
 	}
 	for _, d := range desired {
 		if h, ok := m.applied[keyOf(d.obj)]; ok && h == d.sum {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"maps"
 	"testing"
 	"time"
@@ -128,4 +129,61 @@ func TestMemoryKeepsPreparedObjects(t *testing.T) {
 	y, err := a.prepare([]*unstructured.Unstructured{cart})
 	require.NoError(t, err)
 	assert.NotSame(t, x[0].obj, y[0].obj)
+}
+
+// testStatusMemory: with a Memory and the member's snapshot, export
+// status is listed and written only when the snapshot or the member's
+// part of the report changed since the last write-back, or the memory
+// aged out; someone else clearing it meanwhile is drift, repaired then.
+func testStatusMemory(h *harness) {
+	t := h.t
+	ctx := t.Context()
+	c0 := h.clusters[0].Client
+	s, rendered := scenarioFiles(t, "single-export")
+	report, err := layout.ReadReport(rendered)
+	require.NoError(t, err)
+	export := &unstructured.Unstructured{}
+	export.SetGroupVersionKind(serviceExportGVK)
+	export.SetNamespace("shop")
+	export.SetName("cart")
+	require.NoError(t, c0.Create(ctx, export))
+	t.Cleanup(func() { require.NoError(t, c0.Delete(context.Background(), export)) })
+
+	files := maps.Clone(rendered)
+	files[layout.InputFile("cluster-a")] = []byte("snapshot 1\n")
+	a := h.applierFor(0, s.Config, "cluster-a")
+	a.Memory = NewMemory(time.Hour)
+	apply := func(files map[string][]byte) *Result {
+		t.Helper()
+		rs := ApplyAll(ctx, []*Applier{a}, files, report)
+		mustOK(t, rs...)
+		return rs[0]
+	}
+	clear := func() {
+		t.Helper()
+		u := h.get(c0, serviceExportGVK, "shop", "cart")
+		unstructured.RemoveNestedField(u.Object, "status")
+		require.NoError(t, c0.Status().Update(ctx, u))
+		require.Empty(t, exportConds(h, c0, "shop", "cart"))
+	}
+	apply(files)
+	require.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "first write-back")
+
+	clear()
+	apply(files)
+	assert.Empty(t, exportConds(h, c0, "shop", "cart"), "same snapshot, same report: not listed, not written")
+
+	files[layout.InputFile("cluster-a")] = []byte("snapshot 2\n")
+	apply(files)
+	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "a changed snapshot writes status again")
+
+	clear()
+	h.clock.Set(h.clock.Now().Add(2 * time.Hour))
+	apply(files)
+	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "after MaxAge status is written again")
+
+	clear()
+	apply(rendered) // no snapshot among the files: nothing to key on
+	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "without the snapshot status is always written")
+	cleanup(h, []*Applier{a})
 }

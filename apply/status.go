@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,10 +70,74 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 // status of its GlobalTrafficPolicies from report (nil: nothing). The live
 // objects are read with one list per kind, not one read each, so an
 // unchanged world costs two requests per member whatever its size.
+//
+// With a Memory and the member's snapshot (inputs), the lists are skipped
+// when the last write-back that completed had the same snapshot and the
+// same status for this member's exports and policies: the exports are
+// the same objects (their creation times are in the snapshot) and were
+// given this status then. Someone else changing that status is drift,
+// repaired when the memory ages out, like an edited imported object.
 func (a *Applier) writeReport(ctx context.Context, report *render.Report, res *Result) error {
 	if report == nil {
 		return nil
 	}
+	key, keyed := a.reportKey(report)
+	if keyed && a.Memory.reportedAlready(key) {
+		a.log().Debug("export and policy status as last written; not listed")
+		return nil
+	}
+	if err := a.writeReportNow(ctx, report, res); err != nil {
+		return err
+	}
+	if keyed {
+		a.Memory.reportDone(key)
+	}
+	return nil
+}
+
+// reportKey digests what the member's export and policy status is a
+// function of: its snapshot and its part of the report. Without the
+// snapshot there is no key.
+func (a *Applier) reportKey(report *render.Report) ([32]byte, bool) {
+	if a.Memory == nil || a.inputs == nil {
+		return [32]byte{}, false
+	}
+	type part struct {
+		Service  string
+		Exports  []render.ExportReport
+		Policies []render.PolicyReport
+	}
+	var parts []part
+	for _, s := range report.Services {
+		p := part{Service: s.Namespace + "/" + s.Name}
+		for _, e := range s.Exports {
+			if e.Member == a.Member {
+				p.Exports = append(p.Exports, e)
+			}
+		}
+		for _, pr := range s.Policies {
+			if pr.Member == a.Member {
+				p.Policies = append(p.Policies, pr)
+			}
+		}
+		if p.Exports != nil || p.Policies != nil {
+			parts = append(parts, p)
+		}
+	}
+	b, err := json.Marshal(parts)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	h := sha256.New()
+	h.Write(a.inputs)
+	h.Write([]byte{0})
+	h.Write(b)
+	var key [32]byte
+	h.Sum(key[:0])
+	return key, true
+}
+
+func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, res *Result) error {
 	var exports, policies bool
 	for _, s := range report.Services {
 		exports = exports || slices.ContainsFunc(s.Exports, func(e render.ExportReport) bool { return e.Member == a.Member })

@@ -11,6 +11,23 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
+// Forget makes the next Collect read every member, reused snapshots or
+// not: run calls it on every resync.
+func (s *Set) Forget() {
+	for _, m := range s.members {
+		m.reuse.forget()
+	}
+}
+
+// ping asks the member whether it answers at all: the cheapest request
+// every identity may make.
+func (m *Member) ping(ctx context.Context) error {
+	if err := m.typed.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+		return fmt.Errorf("asking whether it is up (GET /version): %w", err)
+	}
+	return nil
+}
+
 // DefaultTimeout is used by Collect when it is given no positive timeout.
 const DefaultTimeout = 10 * time.Second
 
@@ -29,11 +46,21 @@ type Result struct {
 	// last committed addresses rather than render the gateway unreachable
 	// because of a DNS hiccup. It names the member and the host.
 	GatewayErr error
+	// Reused is set when the member was not listed: a running Watch had
+	// seen nothing since the last read, whose snapshot this is (the
+	// member was still asked whether it is up, and its gateway host
+	// resolved again).
+	Reused bool
 }
 
 // Collect reads every member in parallel, each bounded by timeout, and
 // returns one Result per member in config order. One slow or broken member
 // never delays the others beyond timeout.
+//
+// While Watch runs, a member whose watch has seen nothing since its last
+// read is not listed again (Result.Reused). Its snapshot may then miss a
+// change whose event is still on its way; that event notifies the loop,
+// whose next cycle reads the member.
 func (s *Set) Collect(ctx context.Context, timeout time.Duration) []Result {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -56,11 +83,27 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 	gateway := m.lookupGateway(ctx)
 	done := make(chan Result, 1)
 	go func() {
+		last, gen, watched := m.reuse.begin()
+		if last != nil {
+			// Nothing changed, but the member must still answer: a read
+			// is what says it is up.
+			if err := m.ping(ctx); err != nil {
+				m.reuse.forget()
+				done <- Result{Member: m.Name, Err: v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
+				return
+			}
+			done <- Result{Member: m.Name, Snapshot: last, Reused: true}
+			return
+		}
 		snap, err := m.read(ctx)
 		if err != nil {
+			m.reuse.forget()
 			// client-go quotes the request URL, userinfo and all.
 			done <- Result{Member: m.Name, Err: v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
 			return
+		}
+		if watched {
+			m.reuse.store(gen, snap)
 		}
 		done <- Result{Member: m.Name, Snapshot: snap}
 	}()

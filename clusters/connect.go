@@ -56,6 +56,9 @@ type Member struct {
 	// parsed is what the last read parsed, so the next parses only what
 	// changed.
 	parsed parseMemo
+	// reuse is the last read's snapshot and whether a watch vouches for
+	// it still.
+	reuse readReuse
 }
 
 // Set is every member of a ClusterSet, in config order.

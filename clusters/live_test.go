@@ -304,6 +304,65 @@ func TestLive(t *testing.T) {
 		}
 	})
 
+	t.Run("while a watch runs, an unchanged member is not listed again; a changed or forgotten one is", func(t *testing.T) {
+		p := newProxy(t, strings.Trim(strings.TrimPrefix(c2.Config.Host, "https://"), "/"))
+		p.start()
+		set := memberSet(t, &clusters.Member{Name: "cluster-2", Config: withHost(c2.Config, p.addr)})
+		direct := memberSet(t, &clusters.Member{Name: "cluster-2", Config: c2.Config}) // never watched
+		wctx, cancel := context.WithCancel(ctx)
+		n := make(notifications, 256)
+		done := make(chan error, 1)
+		go func() { done <- set.Watch(wctx, n.notify) }()
+		t.Cleanup(func() { cancel(); <-done })
+		collect := func(s *clusters.Set) clusters.Result {
+			t.Helper()
+			return result(t, s.Collect(ctx, 2*time.Second), "cluster-2")
+		}
+		// Once the watch has listed, a read is kept and the next reused.
+		begin := time.Now()
+		for r := collect(set); !r.Reused; r = collect(set) {
+			if r.Err != nil || time.Since(begin) > 15*time.Second {
+				t.Fatalf("never reused within 15 s (err %v)", r.Err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		reused, fresh := collect(set), collect(direct)
+		if !reused.Reused || fresh.Reused {
+			t.Fatalf("reused %v, unwatched member reused %v", reused.Reused, fresh.Reused)
+		}
+		if !reflect.DeepEqual(reused.Snapshot, fresh.Snapshot) {
+			t.Error("the reused snapshot differs from a read of the member")
+		}
+
+		var se mcsv1alpha1.ServiceExport
+		if err := c2.Client.Get(ctx, client.ObjectKey{Namespace: "only-in-2", Name: "web"}, &se); err != nil {
+			t.Fatal(err)
+		}
+		se.Spec.ExportedLabels = map[string]string{"seen": "yes"}
+		n.settle(200 * time.Millisecond) // the notification waited for is this change's
+		if err := c2.Client.Update(ctx, &se); err != nil {
+			t.Fatal(err)
+		}
+		n.waitFor(t, "cluster-2", 10*time.Second)
+		changed := collect(set)
+		if changed.Reused || changed.Err != nil || len(changed.Snapshot.ServiceExports) != 1 ||
+			changed.Snapshot.ServiceExports[0].Spec.ExportedLabels["seen"] != "yes" {
+			t.Fatalf("after a change the watch saw: reused %v, err %v, exports %+v", changed.Reused, changed.Err, changed.Snapshot)
+		}
+		if !collect(set).Reused {
+			t.Error("the read after the change is not reused")
+		}
+		set.Forget()
+		if collect(set).Reused {
+			t.Error("reused after Forget")
+		}
+
+		p.stop()
+		if down := collect(set); down.Err == nil || down.Reused {
+			t.Errorf("a member that stopped answering: reused %v, err %v; want an error", down.Reused, down.Err)
+		}
+	})
+
 	t.Run("a stopped or hung member fails with a reason within the timeout, the others succeed", func(t *testing.T) {
 		p := newProxy(t, strings.Trim(strings.TrimPrefix(c2.Config.Host, "https://"), "/"))
 		p.start()

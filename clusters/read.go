@@ -30,6 +30,7 @@ var (
 	servicesGVR          = corev1.SchemeGroupVersion.WithResource("services")
 	endpointSlicesGVR    = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
 	namespacesGVR        = corev1.SchemeGroupVersion.WithResource("namespaces")
+	serviceCIDRsGVR      = networkingv1.SchemeGroupVersion.WithResource("servicecidrs")
 )
 
 // Labels that mark objects mcs-gitops applied itself; they are never read

@@ -36,17 +36,19 @@ var watched = []struct {
 	{namespacesGVR, "Namespace", ""},
 	{clusterPropertiesGVR, "ClusterProperty", ""},
 	{globalTrafficPoliciesGVR, "GlobalTrafficPolicy", ""},
+	{serviceCIDRsGVR, "ServiceCIDR", ""},
 }
 
-// optional are the kinds a member may well not serve: their CRD missing is
-// no outage, only something to pick up when it appears.
-var optional = map[string]bool{"ClusterProperty": true, "GlobalTrafficPolicy": true}
+// optional are the kinds a member may well not serve (their CRD or API
+// missing, or its ClusterRole predating their read): no outage, only
+// something to pick up when it appears.
+var optional = map[string]bool{"ClusterProperty": true, "GlobalTrafficPolicy": true, "ServiceCIDR": true}
 
 // withStatus are the watched kinds whose status mcs-gitops writes back.
 var withStatus = map[string]bool{"ServiceExport": true, "GlobalTrafficPolicy": true}
 
 // Watch follows ServiceExports, Services, EndpointSlices, Namespaces,
-// ClusterProperties and GlobalTrafficPolicies on every member with
+// ClusterProperties, GlobalTrafficPolicies and ServiceCIDRs on every member with
 // metadata-only informers and calls notify(member) on every add, update and
 // delete that may change the member's snapshot: Services and EndpointSlices
 // count only when their Service is exported; objects labelled as managed by
@@ -62,6 +64,9 @@ var withStatus = map[string]bool{"ServiceExport": true, "GlobalTrafficPolicy": t
 // optional: their CRD missing is logged at info level, and once it is
 // installed the next retry lists them and notifies. Members without a client (Err set) are skipped and
 // logged. Watch returns nil when ctx ends, after its informers stopped.
+//
+// While it runs, Collect reuses the last snapshot of a member whose watch
+// has seen nothing since (see readReuse).
 func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 	// The reflectors' own klog lines would repeat every retry of a down
 	// member; outages are logged once here instead.
@@ -72,14 +77,36 @@ func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 			m.log().Warn("not watching member: it has no client", "error", m.Err)
 			continue
 		}
-		w := &memberWatch{m: m, notify: notify}
+		w := &memberWatch{m: m, notify: func(member string) {
+			m.reuse.touch() // before the loop hears of it: its cycle must read
+			notify(member)
+		}}
+		required := 0
+		for _, r := range watched {
+			if !optional[r.kind] {
+				required++
+			}
+		}
+		m.reuse.watchStarted(required)
 		for _, r := range watched {
 			inf := w.informer(r.gvr, r.kind, r.selector)
 			wg.Go(func() { inf.RunWithContext(ictx) })
+			if !optional[r.kind] {
+				wg.Go(func() {
+					if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+						m.reuse.listed()
+					}
+				})
+			}
 		}
 	}
 	<-ctx.Done()
 	wg.Wait()
+	for _, m := range s.members {
+		if m.Err == nil {
+			m.reuse.watchStopped()
+		}
+	}
 	return nil
 }
 
@@ -93,7 +120,7 @@ type memberWatch struct {
 }
 
 func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector string) cache.SharedIndexInformer {
-	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify, log: w.m.log()}
+	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify, log: w.m.log(), reuse: &w.m.reuse}
 	client := w.m.metadata.Resource(gvr)
 	tweak := func(o *metav1.ListOptions) {
 		if selector != "" {
@@ -210,13 +237,18 @@ func accessor(obj any) metav1.Object {
 }
 
 // resourceState tracks whether one resource of one member can be listed and
-// watched, to log each outage once and to notify when it ends.
+// watched, to log each outage once, to notify when it ends, and to keep
+// Collect from reusing a snapshot while the watch is blind.
 type resourceState struct {
 	member, kind string
 	notify       func(string)
+	reuse        *readReuse
 
 	mu      sync.Mutex
 	failing bool
+	// counted: the current failure keeps the member's watch from being
+	// live (an optional kind that is merely absent does not).
+	counted bool
 	log     *slog.Logger
 }
 
@@ -224,16 +256,25 @@ func (r *resourceState) observe(err error) {
 	if err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) {
 		return // a normal relist, not an outage
 	}
+	absent := err != nil && optional[r.kind] && (apierrors.IsNotFound(err) || apierrors.IsForbidden(err))
 	r.mu.Lock()
-	was := r.failing
+	was, counted := r.failing, r.counted
 	r.failing = err != nil
+	switch {
+	case err != nil && !was:
+		r.counted = !absent
+	case err == nil:
+		r.counted = false
+	}
 	r.mu.Unlock()
 	switch {
 	case err != nil && !was:
-		if apierrors.IsNotFound(err) && optional[r.kind] {
-			r.log.Info("watch: member does not serve this kind; watching for its CRD to appear", "kind", r.kind)
+		if absent {
+			r.reuse.touch()
+			r.log.Info("watch: member does not serve this kind, or does not let mcs-gitops read it; watching for that to change", "kind", r.kind, "error", err)
 			return
 		}
+		r.reuse.failed()
 		reason := classify(context.Background(), err)
 		if apierrors.IsNotFound(err) {
 			reason = ReasonCRDMissing
@@ -241,6 +282,11 @@ func (r *resourceState) observe(err error) {
 		r.log.Warn("watch: cannot read member; retrying with backoff", "kind", r.kind,
 			"reason", reason, "error", err)
 	case err == nil && was:
+		if counted {
+			r.reuse.recovered()
+		} else {
+			r.reuse.touch()
+		}
 		r.log.Info("watch: member readable again", "kind", r.kind)
 		r.notify(r.member)
 	}

@@ -61,6 +61,8 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 		case <-events:
 			p.changed(l.now())
 		case <-resync.C:
+			// A resync reads every member, whatever its watch says.
+			l.Members.Forget()
 			p.changed(l.now())
 		case <-timer.C:
 			at, ok := p.due()

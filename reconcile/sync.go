@@ -240,7 +240,14 @@ func readable(results []clusters.Result) map[string]bool {
 func (l *Loop) finish(out *Outcome, start time.Time, outcome string) {
 	out.Duration = time.Since(start)
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	reused := 0
+	for _, r := range out.Collected {
+		if r.Reused {
+			reused++
+		}
+	}
 	l.log().Info("cycle done", "outcome", outcome, "duration", ms(out.Duration), "committed", out.Committed,
+		"members_listed", len(out.Collected)-reused, "members_reused", reused,
 		"took", slog.GroupValue(slog.String("read", ms(out.Took.Read)),
 			slog.String("publish", ms(out.Took.Publish)), slog.String("apply", ms(out.Took.Apply))))
 	if l.Metrics != nil {

@@ -42,6 +42,9 @@ import (
 //     nothing); it must write nothing.
 //   - one-change: one endpoint moves in one member, then one cycle, until
 //     every member holds the change.
+//   - watched/no-change and watched/one-change: the same with the members
+//     watched, as run has them, so that a member whose watch saw nothing
+//     is not listed again (the changed one is, after its notification).
 func BenchmarkFleet(b *testing.B) {
 	services := 100
 	if v := os.Getenv("MCS_BENCH_SERVICES"); v != "" {
@@ -126,23 +129,92 @@ func BenchmarkFleet(b *testing.B) {
 		}
 		require.Equal(b, before, resourceVersions(b, w.members), "a no-change cycle wrote to a member")
 	})
+	c1 := w.members[0]
+	var list discoveryv1.EndpointSliceList
+	require.NoError(b, c1.Client.List(ctx, &list, client.InNamespace(namespaces[0]),
+		client.MatchingLabels{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}))
+	require.NotEmpty(b, list.Items)
+	slice := list.Items[0]
+	moves := 0
+	move := func() {
+		moves++
+		slice.Endpoints[0].Addresses = []string{fmt.Sprintf("10.250.%d.%d", moves/250, moves%250+1)}
+		require.NoError(b, c1.Client.Update(ctx, &slice))
+	}
 	b.Run(fmt.Sprintf("services=%d/one-change", services), func(b *testing.B) {
-		c1 := w.members[0]
-		var list discoveryv1.EndpointSliceList
-		require.NoError(b, c1.Client.List(ctx, &list, client.InNamespace(namespaces[0]),
-			client.MatchingLabels{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}))
-		require.NotEmpty(b, list.Items)
-		slice := list.Items[0]
-		i := 0
 		for b.Loop() {
-			i++
-			slice.Endpoints[0].Addresses = []string{fmt.Sprintf("10.250.%d.%d", i/250, i%250+1)}
-			require.NoError(b, c1.Client.Update(ctx, &slice))
+			move()
 			if o := w.sync(); !o.Committed {
 				b.Fatal("a moved endpoint did not commit")
 			}
 		}
 	})
+	// As run has them: the members watched, so a cycle lists only the
+	// members whose watch saw a change (the others answer one GET).
+	events := watchMembers(b, w)
+	b.Run(fmt.Sprintf("services=%d/watched/no-change", services), func(b *testing.B) {
+		w.sync()
+		w.sync()
+		before := resourceVersions(b, w.members)
+		for b.Loop() {
+			if o := w.sync(); o.Committed {
+				b.Fatal("an unchanged world committed")
+			}
+		}
+		require.Equal(b, before, resourceVersions(b, w.members), "a no-change cycle wrote to a member")
+	})
+	b.Run(fmt.Sprintf("services=%d/watched/one-change", services), func(b *testing.B) {
+		for b.Loop() {
+			settle(events)
+			move()
+			// run starts its cycle on the watch's notification.
+			for m := range events {
+				if m == c1.Name {
+					break
+				}
+			}
+			o := w.sync()
+			if !o.Committed {
+				b.Fatal("a moved endpoint did not commit")
+			}
+			for _, r := range o.Collected {
+				if r.Reused == (r.Member == c1.Name) {
+					b.Fatalf("%s: reused=%v; want only the changed member listed", r.Member, r.Reused)
+				}
+			}
+		}
+	})
+}
+
+// watchMembers runs the loop's member watch until the benchmark ends and
+// returns its notifications, once they have settled.
+func watchMembers(b *testing.B, w *world) chan string {
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan string, 1024)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.loop.Members.Watch(ctx, func(m string) {
+			select {
+			case events <- m:
+			default:
+			}
+		})
+	}()
+	b.Cleanup(func() { cancel(); require.NoError(b, <-done) })
+	time.Sleep(time.Second) // the informers' first lists
+	settle(events)
+	return events
+}
+
+// settle drops notifications until none came for 200 ms.
+func settle(events chan string) {
+	for {
+		select {
+		case <-events:
+		case <-time.After(200 * time.Millisecond):
+			return
+		}
+	}
 }
 
 // benchLog is the loop's logger in a benchmark: silent, or JSON lines
