@@ -5,10 +5,12 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -99,4 +101,57 @@ func BenchmarkBuildCache(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBeforeApply times what an apply does with a member's 4,000
+// built objects before it sends anything, when nothing changed (the
+// BuildCache hands out the same objects, the Memory knows them all):
+// prepare, the contract check (and the Memory's answer for it) and the
+// Memory's split, each alone.
+func BenchmarkBeforeApply(b *testing.B) {
+	files, member := memberFiles(b, 1000)
+	c := NewBuildCache()
+	objs, err := c.Build(files, member)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &Applier{Member: member, ClusterSet: "bench", Memory: NewMemory(time.Hour)}
+	desired, err := a.prepare(objs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := map[objKey]bool{}
+	for _, d := range desired {
+		keys[keyOf(d.obj)] = true
+	}
+	a.Memory.split(desired, time.Now())
+	a.Memory.remember(desired, keys)
+	b.Run("prepare", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := a.prepare(objs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("contract", func(b *testing.B) {
+		for b.Loop() {
+			if v := contract.Check(contract.Member{Name: member}, objs); len(v) != 0 {
+				b.Fatal(v[0])
+			}
+		}
+	})
+	b.Run("contract-remembered", func(b *testing.B) {
+		for b.Loop() {
+			if v := a.Memory.checkContract(contract.Member{Name: member}, objs); len(v) != 0 {
+				b.Fatal(v[0])
+			}
+		}
+	})
+	b.Run("split", func(b *testing.B) {
+		for b.Loop() {
+			if fresh, _ := a.Memory.split(desired, time.Now()); len(fresh) != 0 {
+				b.Fatalf("%d fresh", len(fresh))
+			}
+		}
+	})
 }

@@ -2,8 +2,6 @@ package apply
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/mcs-gitops/mcs-gitops/contract"
 )
 
 // checkContract refuses every object outside the member's contract (what
@@ -11,7 +9,7 @@ import (
 // commit nobody rendered; it is reported like an object the apiserver
 // refused, and nothing of it is sent.
 func (a *Applier) checkContract(objects []*unstructured.Unstructured, desired []desiredObject, res *Result) map[objKey]bool {
-	violations := contract.Check(a.Contract, objects)
+	violations := a.Memory.checkContract(a.Contract, objects)
 	if len(violations) == 0 {
 		return nil
 	}

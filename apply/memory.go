@@ -4,10 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mcs-gitops/mcs-gitops/contract"
 )
 
 // Memory remembers what an Applier last applied successfully, object by
@@ -32,6 +35,36 @@ type Memory struct {
 	// reported is the key (reportKey) of the last export and policy
 	// status write-back that completed.
 	reported *[32]byte
+	// checked is the last contract check: the verdicts on exactly these
+	// built objects (the BuildCache's, by pointer) under this contract.
+	checked struct {
+		contract   contract.Member
+		objects    []*unstructured.Unstructured
+		violations []contract.Violation
+	}
+}
+
+// checkContract is contract.Check, remembered: the same objects (a
+// BuildCache hands out the same pointers for unchanged chunks, and never
+// changes one) under the same contract get the same verdicts. At 4,000
+// objects the check costs about 26 ms on these 2 cores
+// (BenchmarkBeforeApply), comparing the pointers next to nothing. A nil
+// Memory checks every time.
+func (m *Memory) checkContract(c contract.Member, objs []*unstructured.Unstructured) []contract.Violation {
+	if m == nil {
+		return contract.Check(c, objs)
+	}
+	m.mu.Lock()
+	last := m.checked
+	m.mu.Unlock()
+	if last.contract == c && last.objects != nil && slices.Equal(last.objects, objs) {
+		return last.violations
+	}
+	v := contract.Check(c, objs)
+	m.mu.Lock()
+	m.checked.contract, m.checked.objects, m.checked.violations = c, slices.Clone(objs), v
+	m.mu.Unlock()
+	return v
 }
 
 // NewMemory returns an empty Memory forgotten every maxAge.

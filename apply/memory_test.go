@@ -3,9 +3,11 @@ package apply
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -186,4 +188,29 @@ func testStatusMemory(h *harness) {
 	apply(rendered) // no snapshot among the files: nothing to key on
 	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "without the snapshot status is always written")
 	cleanup(h, []*Applier{a})
+}
+
+// The remembered contract check answers as contract.Check for the same
+// objects, and checks again when one object or the contract is another.
+func TestMemoryRemembersTheContractCheck(t *testing.T) {
+	files, member := memberFiles(t, 20)
+	objs, err := NewBuildCache().Build(files, member)
+	require.NoError(t, err)
+	m := NewMemory(time.Hour)
+	c := contract.Member{Name: member}
+	require.Empty(t, m.checkContract(c, objs))
+	require.Empty(t, m.checkContract(c, objs), "remembered")
+
+	outside := slices.Clone(objs)
+	odd := objs[3].DeepCopy()
+	odd.SetLabels(map[string]string{"owner": "someone"})
+	outside[3] = odd
+	got := m.checkContract(c, outside)
+	require.Equal(t, contract.Check(c, outside), got, "one object replaced: checked again")
+	require.True(t, slices.ContainsFunc(got, func(v contract.Violation) bool { return v.Index == 3 }), "the replaced object is refused: %v", got)
+
+	require.Empty(t, m.checkContract(c, objs), "back to the first objects")
+	withNamespaces := c
+	withNamespaces.CreateMissingNamespaces = true
+	assert.Equal(t, contract.Check(withNamespaces, outside), m.checkContract(withNamespaces, outside), "another contract: checked again")
 }

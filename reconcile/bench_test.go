@@ -74,6 +74,51 @@ func BenchmarkCycle(b *testing.B) {
 	}
 }
 
+// BenchmarkCycleSteady runs one-change cycles (as BenchmarkCycle) and
+// reports the live heap after a full collection once 10 cycles ran and
+// again at the end, and the resident set at the end: a cycle that leaks
+// shows as growth. Run it long, e.g. -benchtime 1000x.
+func BenchmarkCycleSteady(b *testing.B) {
+	for _, w := range generate.Worlds() {
+		b.Run(w.Name, func(b *testing.B) {
+			cfg, snaps, err := w.Load()
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := benchLoop(b, cfg)
+			results := readResults(snaps)
+			worlds := [2][]clusters.Result{moveOneEndpoint(b, results), results}
+			ctx := context.Background()
+			const warm = 10
+			var atWarm uint64
+			i := 0
+			for b.Loop() {
+				p, err := l.publish(ctx, worlds[i%2])
+				if err != nil || (i > 0 && !p.changed) {
+					b.Fatalf("cycle %d: changed=%v err=%v", i, p != nil && p.changed, err)
+				}
+				i++
+				if i == warm {
+					b.StopTimer()
+					atWarm = benchmem.Live()
+					b.StartTimer()
+				}
+			}
+			if i <= warm {
+				b.Logf("%d cycles: run more than %d to see growth", i, warm)
+				return
+			}
+			end := benchmem.Live()
+			b.ReportMetric(float64(atWarm)/(1<<20), "live-heap-at-10-MiB")
+			b.ReportMetric(float64(end)/(1<<20), "live-heap-at-end-MiB")
+			b.ReportMetric((float64(end)-float64(atWarm))/float64(i-warm)/(1<<10), "growth-KiB/cycle")
+			if rss, ok := benchmem.RSS(); ok {
+				b.ReportMetric(float64(rss)/(1<<20), "rss-at-end-MiB")
+			}
+		})
+	}
+}
+
 // readResults are snaps as a successful read of every member gives them.
 func readResults(snaps []*snapshot.Snapshot) []clusters.Result {
 	results := make([]clusters.Result, len(snaps))

@@ -77,13 +77,26 @@ func (p *Peak) Report(b *testing.B) {
 	}
 }
 
-func vmHWM() (uint64, bool) {
+// Live is the heap still reachable: what a full collection leaves.
+func Live() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// RSS is the process's resident set now, as the kernel counts it.
+func RSS() (uint64, bool) { return procStatus("VmRSS:") }
+
+func vmHWM() (uint64, bool) { return procStatus("VmHWM:") }
+
+func procStatus(field string) (uint64, bool) {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, false
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10, err == nil
 		}
