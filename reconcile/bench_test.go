@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -109,6 +110,7 @@ func BenchmarkCycleSteady(b *testing.B) {
 				return
 			}
 			end := benchmem.Live()
+			runtime.KeepAlive(l) // what the loop keeps between cycles is what is measured
 			b.ReportMetric(float64(atWarm)/(1<<20), "live-heap-at-10-MiB")
 			b.ReportMetric(float64(end)/(1<<20), "live-heap-at-end-MiB")
 			b.ReportMetric((float64(end)-float64(atWarm))/float64(i-warm)/(1<<10), "growth-KiB/cycle")

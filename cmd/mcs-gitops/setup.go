@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
@@ -78,9 +80,12 @@ func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, erro
 		return nil, err
 	}
 	// client-go logs through klog (leader election, a throttled request, a
-	// watch closed): into the same logger, so --log-format and --log-level
-	// cover it.
+	// watch closed), and controller-runtime's client and Flux ssa through
+	// controller-runtime's logger (which otherwise prints a warning with a
+	// stack trace, once, to stderr): both into the same logger, so
+	// --log-format and --log-level cover them.
 	klog.SetSlogLogger(log)
+	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
 	data, err := os.ReadFile(f.config)
 	if err != nil {
 		return nil, &exitError{2, err}

@@ -165,7 +165,9 @@ func BenchmarkFleet(b *testing.B) {
 	})
 	b.Run(fmt.Sprintf("services=%d/watched/one-change", services), func(b *testing.B) {
 		for b.Loop() {
+			b.StopTimer()
 			settle(events)
+			b.StartTimer()
 			move()
 			// run starts its cycle on the watch's notification.
 			for m := range events {
