@@ -34,13 +34,7 @@ import (
 func BenchmarkCycle(b *testing.B) {
 	for _, w := range generate.Worlds() {
 		b.Run(w.Name, func(b *testing.B) {
-			cfg, snaps, err := w.Load()
-			if err != nil {
-				b.Fatal(err)
-			}
-			l := benchLoop(b, cfg)
-			results := readResults(snaps)
-			moved := moveOneEndpoint(b, results)
+			l, results, moved := cycleWorld(b, w)
 			ctx := context.Background()
 			if _, err := l.publish(ctx, results); err != nil {
 				b.Fatal(err)
@@ -82,13 +76,8 @@ func BenchmarkCycle(b *testing.B) {
 func BenchmarkCycleSteady(b *testing.B) {
 	for _, w := range generate.Worlds() {
 		b.Run(w.Name, func(b *testing.B) {
-			cfg, snaps, err := w.Load()
-			if err != nil {
-				b.Fatal(err)
-			}
-			l := benchLoop(b, cfg)
-			results := readResults(snaps)
-			worlds := [2][]clusters.Result{moveOneEndpoint(b, results), results}
+			l, results, moved := cycleWorld(b, w)
+			worlds := [2][]clusters.Result{moved, results}
 			ctx := context.Background()
 			const warm = 10
 			var atWarm uint64
@@ -119,6 +108,18 @@ func BenchmarkCycleSteady(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cycleWorld loads w into a fresh benchLoop and returns what a read of
+// every member gives, and the same with one endpoint moved.
+func cycleWorld(b *testing.B, w generate.World) (*Loop, []clusters.Result, []clusters.Result) {
+	b.Helper()
+	cfg, snaps, err := w.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	results := readResults(snaps)
+	return benchLoop(b, cfg), results, moveOneEndpoint(b, results)
 }
 
 // readResults are snaps as a successful read of every member gives them.
