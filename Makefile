@@ -25,11 +25,12 @@ help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-testbin: ## build kube-apiserver, etcd and coredns into TESTBIN (once; a no-op when cached)
+testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager and kube-proxy into TESTBIN (once; a no-op when cached), install nftables for the lab
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
-	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' || \
-		echo 'make: first run: building kube-apiserver, etcd and coredns from source into $(TESTBIN) (~12 min on 2 cores, once per machine); this is why it is slow.'
+	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' || \
+		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager and kube-proxy from source into $(TESTBIN) (~20 min on 2 cores, once per machine); this is why it is slow.'
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
+	@bash test/testbin/hosttools.sh
 
 test: testbin ## go vet, then all tests (real kube-apiservers; needs testbin)
 	@echo 'make test: tests start real kube-apiservers from $(TESTBIN) (several seconds per test that needs clusters).'

@@ -58,7 +58,13 @@ func newWorldWith(t testing.TB, n int, memberYAML func(i int) string, extra stri
 // mixes IPv4-only, IPv6-only and dual-stack members.
 func newWorldStacks(t testing.TB, stacks []envtest.Stack, memberYAML func(i int) string, extra string) *world {
 	t.Helper()
-	w := &world{t: t, members: envtest.StartStacks(t, stacks...), dir: t.TempDir()}
+	return newWorldOn(t, envtest.StartStacks(t, stacks...), memberYAML, extra)
+}
+
+// newWorldOn is newWorldWith on members already running (the lab's).
+func newWorldOn(t testing.TB, members []*envtest.Cluster, memberYAML func(i int) string, extra string) *world {
+	t.Helper()
+	w := &world{t: t, members: members, dir: t.TempDir()}
 	w.remote = filepath.Join(t.TempDir(), "remote.git")
 	_, err := git.PlainInit(w.remote, true)
 	require.NoError(t, err)

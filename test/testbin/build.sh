@@ -12,7 +12,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-1.36.3}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
-WHAT=${WHAT:-"kube-apiserver etcd coredns"}
+WHAT=${WHAT:-"kube-apiserver etcd coredns kube-controller-manager kube-proxy"}
 
 dir=${1:-${MCS_GITOPS_TESTBIN:-$HOME/.cache/mcs-gitops/testbin}}
 mkdir -p "$dir"
@@ -55,15 +55,13 @@ with_heartbeat() {
   return "$rc"
 }
 
-build_apiserver() {
-  local out="$dir/kube-apiserver"
-  cached "$out" "v$K8S_VERSION" && { say "kube-apiserver v$K8S_VERSION cached"; return 0; }
-  say "building kube-apiserver v$K8S_VERSION from the module proxy (first time only, ~7 min on 2 cores)"
-  local m="$work/apiserver" minor=${K8S_VERSION#*.}
-  minor=${minor%%.*}
+# k8s_module: the throwaway module the Kubernetes binaries are built in, made
+# once per run. k8s.io/kubernetes points its staging modules at ./staging; a
+# consumer must pin each of them to the matching published v0.x release.
+k8s_module() {
+  local m="$work/kubernetes"
+  [ -f "$m/go.mod" ] && { echo "$m"; return 0; }
   mkdir -p "$m"
-  # k8s.io/kubernetes points its staging modules at ./staging; a consumer must
-  # pin each of them to the matching published v0.x release instead.
   local modfile
   modfile=$(cd "$m" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
   [ -f "$modfile" ] || { say "cannot read go.mod of k8s.io/kubernetes@v$K8S_VERSION"; exit 1; }
@@ -72,21 +70,33 @@ build_apiserver() {
   [ -n "$staging" ] || { say "no staging replacements found in $modfile"; exit 1; }
   say "pinning $(echo "$staging" | wc -l) staging modules to v0.${K8S_VERSION#1.}"
   {
-    echo "module testbin/apiserver"
+    echo "module testbin/kubernetes"
     echo "go 1.26"
     echo "require k8s.io/kubernetes v$K8S_VERSION"
     for s in $staging; do echo "replace $s => $s v0.${K8S_VERSION#1.}"; done
   } >"$m/go.mod"
-  (cd "$m" && with_heartbeat "resolving kube-apiserver dependencies" \
-    go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION")
-  # gitMajor/gitMinor feed the apiserver's /version answer, which clients use
-  # to pick behaviour; they must be the bare numbers ("1", "36").
-  (cd "$m" && with_heartbeat "compiling kube-apiserver" \
+  echo "$m"
+}
+
+# build_k8s NAME: one of k8s.io/kubernetes/cmd/NAME. The three share most of
+# their packages, so the second and third compile in a fraction of the first.
+build_k8s() {
+  local name=$1 out="$dir/$1" minor=${K8S_VERSION#*.}
+  minor=${minor%%.*}
+  cached "$out" "v$K8S_VERSION" && { say "$name v$K8S_VERSION cached"; return 0; }
+  say "building $name v$K8S_VERSION from the module proxy (first time only; kube-apiserver ~7 min on 2 cores, the others ~2 min each after it)"
+  local m
+  m=$(k8s_module)
+  (cd "$m" && with_heartbeat "resolving $name dependencies" \
+    go get "k8s.io/kubernetes/cmd/$name@v$K8S_VERSION")
+  # gitMajor/gitMinor feed the /version answer, which clients use to pick
+  # behaviour; they must be the bare numbers ("1", "36").
+  (cd "$m" && with_heartbeat "compiling $name" \
     go build -trimpath -o "$out.tmp" \
     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-    k8s.io/kubernetes/cmd/kube-apiserver)
+    "k8s.io/kubernetes/cmd/$name")
   mv "$out.tmp" "$out"
-  say "kube-apiserver ready: $out"
+  say "$name ready: $out"
 }
 
 build_etcd() {
@@ -133,7 +143,7 @@ GO
 
 for w in $WHAT; do
   case $w in
-    kube-apiserver) build_apiserver ;;
+    kube-apiserver | kube-controller-manager | kube-proxy) build_k8s "$w" ;;
     etcd) build_etcd ;;
     coredns) build_coredns ;;
     *) say "unknown binary $w"; exit 2 ;;
