@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/lab"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
+)
+
+// labWorld is a world on the data-plane lab: the members run real
+// kube-controller-manager, kube-proxy and CoreDNS, and pods that answer.
+func labWorld(t *testing.T, stacks []envtest.Stack, memberYAML func(i int) string, extra string) (*world, *lab.Lab) {
+	t.Helper()
+	l := lab.Start(t, lab.Options{Stacks: stacks})
+	members := make([]*envtest.Cluster, len(l.Members))
+	for i, m := range l.Members {
+		members[i] = m.Cluster
+	}
+	return newWorldOn(t, members, memberYAML, extra), l
+}
+
+// serveEcho runs replicas echo pods behind Service ns/name in member m,
+// answering HTTP on 8080 behind port 80 of the Service, and waits for
+// them to be ready.
+func serveEcho(t *testing.T, m *lab.Member, ns, name string, replicas int32) {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, ns))
+	require.NoError(t, m.Cluster.Client.Create(ctx, m.EchoDeployment(ns, name, replicas, []int{8080}, nil)))
+	svc := tenant.Service(ns, name, corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt(8080), Protocol: corev1.ProtocolTCP})
+	svc.Spec.Selector = map[string]string{"app": name}
+	require.NoError(t, m.Cluster.Client.Create(ctx, svc))
+	_, err := m.WaitPods(ctx, ns, map[string]string{"app": name}, int(replicas))
+	require.NoError(t, err)
+}
+
+// clientPod runs one echo pod named client-* in ns of member m, to send
+// requests from, and returns a client for it.
+func clientPod(t *testing.T, m *lab.Member, ns string) *lab.Client {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, ns))
+	require.NoError(t, m.Cluster.Client.Create(ctx, m.EchoDeployment(ns, "client", 1, []int{8080}, nil)))
+	pods, err := m.WaitPods(ctx, ns, map[string]string{"app": "client"}, 1)
+	require.NoError(t, err)
+	c, err := m.PodClient(ns, pods[0].Name)
+	require.NoError(t, err)
+	return c
+}
+
+// answers sends n requests to url and counts the answers by cluster (the
+// first word of an echo reply); failed requests count under "error".
+func answers(ctx context.Context, c *lab.Client, url string, n int) map[string]int {
+	got := map[string]int{}
+	for range n {
+		body, err := c.Get(ctx, url)
+		if err != nil {
+			got["error"]++
+			continue
+		}
+		cluster, _, _ := strings.Cut(strings.TrimSpace(body), " ")
+		got[cluster]++
+	}
+	return got
+}
+
+// TestDataPlaneClusterSetTraffic: a client in cluster-2 (IPv4-only) reaches
+// web.demo through its ClusterSet name and its ClusterSet IP, and is
+// answered by the pods of cluster-1 and cluster-3, which export it, and
+// never by cluster-2's own web pods, whose Service is not exported. Once
+// cluster-3 unexports, one sync later only cluster-1 answers.
+func TestDataPlaneClusterSetTraffic(t *testing.T) {
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.IPv4Only, envtest.DualStack}, nil, "")
+	ctx := t.Context()
+	c1, c2, c3 := l.Members[0], l.Members[1], l.Members[2]
+	for _, m := range []*lab.Member{c1, c2, c3} {
+		serveEcho(t, m, "demo", "web", 2)
+	}
+	for _, m := range []*lab.Member{c1, c3} {
+		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+	}
+	pc := clientPod(t, c2, "demo")
+	w.sync()
+
+	var si mcsv1alpha1.ServiceImport
+	require.NoError(t, c2.Cluster.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, &si))
+	require.NotEmpty(t, si.Spec.IPs, "ServiceImport in cluster-2 has no ClusterSet IP")
+	name := "web.demo.svc.clusterset.local"
+	ips, err := pc.LookupIP(ctx, name)
+	require.NoError(t, err)
+	require.Equal(t, si.Spec.IPs[0], ips[0].String(), "%s resolves to the ServiceImport's IP", name)
+
+	// kube-proxy programs the derived Service a moment after the sync
+	// applied it, as it would any new Service.
+	_, err = pc.WaitGet(ctx, "http://"+name+"/", 30*time.Second)
+	require.NoError(t, err)
+	for _, url := range []string{"http://" + name + "/", "http://" + si.Spec.IPs[0] + "/"} {
+		got := answers(ctx, pc, url, 40)
+		t.Logf("%s: %v", url, got)
+		require.Zero(t, got["error"], "failed requests to %s: %v", url, got)
+		require.Zero(t, got["cluster-2"], "cluster-2's unexported web answered through %s: %v", url, got)
+		require.Positive(t, got["cluster-1"], "cluster-1 never answered %s: %v", url, got)
+		require.Positive(t, got["cluster-3"], "cluster-3 never answered %s: %v", url, got)
+	}
+
+	// Unexport under load: no request may fail (cluster-1 still serves),
+	// and cluster-3 stops answering once kube-proxy has the sync's slices.
+	tr := startTraffic(ctx, pc, "http://"+name+"/")
+	unexport(t, c3.Cluster, "demo", "web")
+	w.sync()
+	synced := time.Now()
+	res := tr.stopWhen(t, 15*time.Second, func(r []result) bool { return tail(r, 20, "cluster-1") })
+	last := lastFrom(res, "cluster-3")
+	t.Logf("unexport: %d requests, %d failed, cluster-3 last answered %s after the sync", len(res), count(res, "error"), last.Sub(synced).Round(time.Millisecond))
+	require.Zero(t, count(res, "error"), "requests failed while cluster-3 unexported")
+	require.Less(t, last.Sub(synced), 5*time.Second, "cluster-3 still answered long after the sync removed it")
+}
+
+// result is one request of a traffic run: when it returned and who
+// answered ("error" for a failure).
+type result struct {
+	at     time.Time
+	answer string
+}
+
+// traffic sends requests one after another from a pod until stopped.
+type traffic struct {
+	mu      sync.Mutex
+	results []result
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func startTraffic(ctx context.Context, c *lab.Client, url string) *traffic {
+	ctx, cancel := context.WithCancel(ctx)
+	tr := &traffic{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(tr.done)
+		for ctx.Err() == nil {
+			a := "error"
+			if body, err := c.Get(ctx, url); err == nil {
+				a, _, _ = strings.Cut(strings.TrimSpace(body), " ")
+			} else if ctx.Err() != nil {
+				return
+			}
+			tr.mu.Lock()
+			tr.results = append(tr.results, result{at: time.Now(), answer: a})
+			tr.mu.Unlock()
+		}
+	}()
+	return tr
+}
+
+// stopWhen stops the traffic once done holds for the results so far, or
+// fails the test after timeout; it returns every result.
+func (tr *traffic) stopWhen(t *testing.T, timeout time.Duration, done func([]result) bool) []result {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		tr.mu.Lock()
+		r := append([]result(nil), tr.results...)
+		tr.mu.Unlock()
+		if done(r) || time.Now().After(deadline) {
+			tr.cancel()
+			<-tr.done
+			if !done(r) {
+				t.Fatalf("traffic did not settle in %s; last answers: %v", timeout, r[max(0, len(r)-20):])
+			}
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// tail reports whether the last n results were all answered by want.
+func tail(r []result, n int, want string) bool {
+	if len(r) < n {
+		return false
+	}
+	for _, x := range r[len(r)-n:] {
+		if x.answer != want {
+			return false
+		}
+	}
+	return true
+}
+
+func count(r []result, answer string) int {
+	n := 0
+	for _, x := range r {
+		if x.answer == answer {
+			n++
+		}
+	}
+	return n
+}
+
+// lastFrom is when answer last appeared, or the zero time.
+func lastFrom(r []result, answer string) time.Time {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i].answer == answer {
+			return r[i].at
+		}
+	}
+	return time.Time{}
+}
