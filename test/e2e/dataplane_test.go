@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -9,10 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/lab"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
@@ -105,8 +110,9 @@ func TestDataPlaneClusterSetTraffic(t *testing.T) {
 	// applied it, as it would any new Service.
 	_, err = pc.WaitGet(ctx, "http://"+name+"/", 30*time.Second)
 	require.NoError(t, err)
+	var got map[string]int
 	for _, url := range []string{"http://" + name + "/", "http://" + si.Spec.IPs[0] + "/"} {
-		got := answers(ctx, pc, url, 40)
+		got = answers(ctx, pc, url, 40)
 		t.Logf("%s: %v", url, got)
 		require.Zero(t, got["error"], "failed requests to %s: %v", url, got)
 		require.Zero(t, got["cluster-2"], "cluster-2's unexported web answered through %s: %v", url, got)
@@ -125,6 +131,15 @@ func TestDataPlaneClusterSetTraffic(t *testing.T) {
 	t.Logf("unexport: %d requests, %d failed, cluster-3 last answered %s after the sync", len(res), count(res, "error"), last.Sub(synced).Round(time.Millisecond))
 	require.Zero(t, count(res, "error"), "requests failed while cluster-3 unexported")
 	require.Less(t, last.Sub(synced), 5*time.Second, "cluster-3 still answered long after the sync removed it")
+
+	// cluster-1's apiserver goes down; its pods keep running. The next sync
+	// cannot read it and keeps its exports, so the flat network still
+	// carries the traffic, as the docs promise.
+	require.NoError(t, c1.StopAPIServer())
+	_, err = w.loop.Sync(ctx)
+	require.ErrorContains(t, err, "cluster-1", "the sync names the member it could not read")
+	got = answers(ctx, pc, "http://"+name+"/", 20)
+	require.Equal(t, map[string]int{"cluster-1": 20}, got, "with its apiserver down, cluster-1's exported pods still answer")
 }
 
 // result is one request of a traffic run: when it returned and who
@@ -214,4 +229,135 @@ func lastFrom(r []result, answer string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// TestDataPlaneHeadlessAndPortConflict: through a member that exports
+// nothing, a headless export's pods are reached by
+// <hostname>.<clusterid>.<svc>.<ns>.svc.clusterset.local, and a port only
+// one exporter's Service has is answered only by that exporter's pods
+// (KEP-1645 "Service Port": the import has the union of ports).
+func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack, envtest.DualStack}, nil, "")
+	ctx := t.Context()
+	c1, c2, c3 := l.Members[0], l.Members[1], l.Members[2]
+
+	// Headless: db-0 in cluster-1, db-0 in cluster-3: same hostname,
+	// told apart by cluster ID.
+	for _, m := range []*lab.Member{c1, c3} {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, "data"))
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "data", Labels: map[string]string{"app": "db"}},
+			Spec: corev1.PodSpec{Hostname: "db-0", Subdomain: "db", Containers: []corev1.Container{{
+				Name: "echo", Image: lab.EchoImage, Args: lab.EchoArgs(m.Name, []int{8080}, nil),
+			}}},
+		}
+		require.NoError(t, m.Cluster.Client.Create(ctx, pod))
+		svc := tenant.Headless("data", "db", corev1.ServicePort{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP})
+		svc.Spec.Selector = map[string]string{"app": "db"}
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+		require.NoError(t, m.Cluster.Client.Create(ctx, svc))
+		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("data", "db")))
+		_, err := m.WaitPods(ctx, "data", map[string]string{"app": "db"}, 1)
+		require.NoError(t, err)
+	}
+
+	// Ports: cluster-1's web has http (80) and a raw TCP port (9000);
+	// cluster-3's only http.
+	for _, m := range []*lab.Member{c1, c3} {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, "demo"))
+		tcp := []int{}
+		ports := []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt(8080), Protocol: corev1.ProtocolTCP}}
+		if m == c1 {
+			tcp = []int{9000}
+			ports = append(ports, corev1.ServicePort{Name: "raw", Port: 9000, Protocol: corev1.ProtocolTCP})
+		}
+		require.NoError(t, m.Cluster.Client.Create(ctx, m.EchoDeployment("demo", "web", 2, []int{8080}, tcp)))
+		svc := tenant.Service("demo", "web", ports...)
+		svc.Spec.Selector = map[string]string{"app": "web"}
+		require.NoError(t, m.Cluster.Client.Create(ctx, svc))
+		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+		_, err := m.WaitPods(ctx, "demo", map[string]string{"app": "web"}, 2)
+		require.NoError(t, err)
+	}
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Cluster.Client, "data"))
+	pc := clientPod(t, c2, "demo")
+	w.sync()
+
+	for _, m := range []*lab.Member{c1, c3} {
+		host := "db-0." + m.Name + ".db.data.svc.clusterset.local"
+		body, err := pc.WaitGet(ctx, "http://"+host+":8080/", 30*time.Second)
+		require.NoError(t, err, host)
+		require.Equal(t, m.Name+" db-0\n", body, "%s reaches that cluster's pod", host)
+	}
+	ips, err := pc.LookupIP(ctx, "db.data.svc.clusterset.local")
+	require.NoError(t, err)
+	require.Len(t, ips, 4, "the headless name has both exporters' pods, in both families: %v", ips)
+
+	web := "web.demo.svc.clusterset.local"
+	_, err = pc.WaitGet(ctx, "http://"+web+"/", 30*time.Second)
+	require.NoError(t, err)
+	got := answers(ctx, pc, "http://"+web+"/", 30)
+	require.Zero(t, got["error"], "%v", got)
+	require.Positive(t, got["cluster-3"], "both exporters serve the shared port: %v", got)
+	raw := map[string]int{}
+	for range 30 {
+		conn, err := pc.DialContext(ctx, "tcp", web+":9000")
+		if err != nil {
+			raw["error"]++
+			continue
+		}
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		conn.Close()
+		cluster, _, _ := strings.Cut(line, " ")
+		raw[cluster]++
+	}
+	t.Logf("port 9000: %v", raw)
+	require.Equal(t, map[string]int{"cluster-1": 30}, raw, "only cluster-1 has port 9000, so only its pods answer it")
+}
+
+// TestDataPlaneFailOver: cluster-2 serves web itself and exports it, as
+// cluster-1 does; its FailOver policy keeps its clients on its own pods
+// and moves them to cluster-1 when those go not ready. Under `run`, the
+// requests move without one failing.
+func TestDataPlaneFailOver(t *testing.T) {
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack}, nil, "    minCommitInterval: \"0\"\n")
+	ctx := t.Context()
+	c1, c2 := l.Members[0], l.Members[1]
+	for _, m := range []*lab.Member{c1, c2} {
+		serveEcho(t, m, "demo", "web", 2)
+		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+	}
+	require.NoError(t, c2.Cluster.Client.Create(ctx, &v1alpha1.GlobalTrafficPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"},
+		Spec: v1alpha1.GlobalTrafficPolicySpec{LbType: v1alpha1.FailOver, Targets: []v1alpha1.TrafficTarget{
+			{ClusterKey: "//default/cluster-1"},
+		}},
+	}))
+	pc := clientPod(t, c2, "demo")
+	runLoop(t, w)
+
+	url := "http://web.demo.svc.clusterset.local/"
+	tr := startTraffic(ctx, pc, url)
+	tr.stopWhen(t, 60*time.Second, func(r []result) bool { return tail(r, 20, "cluster-2") })
+
+	tr = startTraffic(ctx, pc, url)
+	failed := time.Now()
+	failReadiness(t, c2, pc, "demo", "web")
+	res := tr.stopWhen(t, 30*time.Second, func(r []result) bool { return tail(r, 20, "cluster-1") })
+	switched := lastFrom(res, "cluster-2")
+	t.Logf("failover: %d requests, %d failed, last answer from cluster-2 %s after its pods went not ready",
+		len(res), count(res, "error"), switched.Sub(failed).Round(time.Millisecond))
+	require.Zero(t, count(res, "error"), "requests failed during the failover")
+}
+
+// failReadiness makes every ready pod of app=name in member m fail its
+// readiness probe from now on (the echo server's POST /readyz?fail=true),
+// sent from the pod client pc straight to each pod IP.
+func failReadiness(t *testing.T, m *lab.Member, pc *lab.Client, ns, name string) {
+	t.Helper()
+	pods, err := m.WaitPods(t.Context(), ns, map[string]string{"app": name}, 2)
+	require.NoError(t, err)
+	for _, p := range pods {
+		require.NoError(t, pc.Post(t.Context(), "http://"+net.JoinHostPort(p.Status.PodIP, "8080")+"/readyz?fail=true"))
+	}
 }

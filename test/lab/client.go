@@ -126,3 +126,20 @@ func (c *Client) WaitGet(ctx context.Context, url string, timeout time.Duration)
 	})
 	return body, err
 }
+
+// Post sends an empty POST and wants a 2xx answer.
+func (c *Client) Post(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("from %s in %s: %w", c.pod, c.member, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("from %s in %s: POST %s: %s", c.pod, c.member, url, resp.Status)
+	}
+	return nil
+}

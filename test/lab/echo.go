@@ -63,6 +63,8 @@ func echoMain(args []string) int {
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			failing.Store(r.URL.Query().Get("fail") == "true")
+			fmt.Fprintf(w, "failing=%v\n", failing.Load())
+			return
 		}
 		if failing.Load() {
 			http.Error(w, "failing on request", http.StatusServiceUnavailable)
