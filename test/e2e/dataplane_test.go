@@ -48,6 +48,7 @@ func serveEcho(t *testing.T, m *lab.Member, ns, name string, replicas int32) {
 	require.NoError(t, m.Cluster.Client.Create(ctx, svc))
 	_, err := m.WaitPods(ctx, ns, map[string]string{"app": name}, int(replicas))
 	require.NoError(t, err)
+	require.NoError(t, m.WaitEndpoints(ctx, ns, name, int(replicas)))
 }
 
 // clientPod runs one echo pod named client-* in ns of member m, to send
@@ -259,6 +260,7 @@ func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
 		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("data", "db")))
 		_, err := m.WaitPods(ctx, "data", map[string]string{"app": "db"}, 1)
 		require.NoError(t, err)
+		require.NoError(t, m.WaitEndpoints(ctx, "data", "db", 1))
 	}
 
 	// Ports: cluster-1's web has http (80) and a raw TCP port (9000);
@@ -278,6 +280,7 @@ func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
 		require.NoError(t, m.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
 		_, err := m.WaitPods(ctx, "demo", map[string]string{"app": "web"}, 2)
 		require.NoError(t, err)
+		require.NoError(t, m.WaitEndpoints(ctx, "demo", "web", 2))
 	}
 	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Cluster.Client, "data"))
 	pc := clientPod(t, c2, "demo")

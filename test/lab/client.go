@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 )
 
@@ -97,22 +99,31 @@ func (c *Client) Get(ctx context.Context, url string) (string, error) {
 // and the node's kubelet endpoint, as `kubectl exec` does, and returns its
 // stdout and stderr.
 func (m *Member) Exec(ctx context.Context, namespace, pod, container string, cmd ...string) (stdout, stderr string, err error) {
-	cs, err := kubernetes.NewForConfig(m.Config)
+	var out, errb bytes.Buffer
+	err = Exec(ctx, m.Config, namespace, pod, container, nil, &out, &errb, cmd...)
 	if err != nil {
-		return "", "", err
+		err = fmt.Errorf("cluster %q: %w", m.Name, err)
+	}
+	return out.String(), errb.String(), err
+}
+
+// Exec runs a command in a pod's container through the apiserver cfg
+// reaches, streaming its output, as `kubectl exec` does.
+func Exec(ctx context.Context, cfg *rest.Config, namespace, pod, container string, stdin io.Reader, stdout, stderr io.Writer, cmd ...string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
 	}
 	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewWebSocketExecutor(m.Config, "GET", req.URL().String())
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ex, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	var out, errb bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
-	if err != nil {
-		return out.String(), errb.String(), fmt.Errorf("cluster %q: exec in %s/%s: %w", m.Name, namespace, pod, err)
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr}); err != nil {
+		return fmt.Errorf("exec in %s/%s: %w", namespace, pod, err)
 	}
-	return out.String(), errb.String(), nil
+	return nil
 }
 
 // WaitGet retries Get until it succeeds or timeout passes: a new Service

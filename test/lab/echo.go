@@ -114,20 +114,26 @@ func echoMain(args []string) int {
 	}
 }
 
-// getMain is `get [-n N] [-timeout D] URL`: N GET requests, each body
+// getMain is `get [-n N] [-timeout D] [-wait D] URL`: N GET requests, each body
 // printed; a failed request prints its error. Exit 1 if any failed. Run in
 // a pod it resolves names through the pod's resolv.conf.
 func getMain(args []string) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	n := fs.Int("n", 1, "requests to send")
 	timeout := fs.Duration("timeout", 2*time.Second, "per request")
+	wait := fs.Duration("wait", 0, "retry the first request for up to this long (a new Service takes kube-proxy a moment)")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: get [-n N] [-timeout D] URL")
+		fmt.Fprintln(os.Stderr, "usage: get [-n N] [-timeout D] [-wait D] URL")
 		return 2
 	}
 	// A new connection per request, as separate clients would open:
 	// kube-proxy balances connections, not requests.
 	c := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	for deadline := time.Now().Add(*wait); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, err := get(context.Background(), c, fs.Arg(0)); err == nil {
+			break
+		}
+	}
 	rc := 0
 	for range *n {
 		body, err := get(context.Background(), c, fs.Arg(0))

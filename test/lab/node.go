@@ -162,7 +162,11 @@ func (n *node) work(ctx context.Context) bool {
 	defer n.queue.Done(key)
 	if err := n.reconcile(ctx, key); err != nil {
 		if ctx.Err() == nil {
-			n.log.Warn("pod sync failed; retrying", "pod", key, "err", err)
+			// A conflict only means the status was written from a stale
+			// copy; the retry reads the new one.
+			if !apierrors.IsConflict(err) {
+				n.log.Warn("pod sync failed; retrying", "pod", key, "err", err)
+			}
 			n.queue.AddRateLimited(key)
 		}
 		return true

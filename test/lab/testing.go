@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -141,4 +142,41 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// WaitEndpoints waits until the EndpointSlices of Service namespace/name
+// list n ready endpoints in the Service's first IP family. Pods are Ready a
+// moment before the endpointslice controller says so, and a sync reads the
+// slices, not the pods.
+func (m *Member) WaitEndpoints(ctx context.Context, namespace, name string, n int) error {
+	return waitFor(ctx, 2*time.Minute, func(ctx context.Context) error {
+		var svc corev1.Service
+		if err := m.Cluster.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &svc); err != nil {
+			return err
+		}
+		family := discoveryv1.AddressTypeIPv4
+		if len(svc.Spec.IPFamilies) > 0 && svc.Spec.IPFamilies[0] == corev1.IPv6Protocol {
+			family = discoveryv1.AddressTypeIPv6
+		}
+		var list discoveryv1.EndpointSliceList
+		if err := m.Cluster.Client.List(ctx, &list, client.InNamespace(namespace),
+			client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+			return err
+		}
+		ready := 0
+		for _, s := range list.Items {
+			if s.AddressType != family {
+				continue
+			}
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || *e.Conditions.Ready {
+					ready++
+				}
+			}
+		}
+		if ready != n {
+			return fmt.Errorf("cluster %q: Service %s/%s has %d ready %s endpoints, want %d", m.Name, namespace, name, ready, family, n)
+		}
+		return nil
+	})
 }
