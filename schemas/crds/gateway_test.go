@@ -22,7 +22,7 @@ func TestGatewayAPICRDsMatchTheModule(t *testing.T) {
 	var mod struct{ Dir, Version string }
 	require.NoError(t, json.Unmarshal(out, &mod))
 	require.NotEmpty(t, mod.Dir, "module not downloaded")
-	for _, f := range GatewayAPIFiles {
+	for _, f := range append(append([]string(nil), GatewayAPIFiles...), ImplementationFiles...) {
 		want, err := os.ReadFile(filepath.Join(mod.Dir, GatewayAPIChannelDir, f))
 		require.NoError(t, err)
 		got, err := gatewayAPI.ReadFile("gatewayapi/" + f)

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -25,20 +28,31 @@ import (
 
 // labWorld is a world on the data-plane lab: the members run real
 // kube-controller-manager, kube-proxy and CoreDNS, and pods that answer.
-func labWorld(t *testing.T, stacks []envtest.Stack, memberYAML func(i int) string, extra string) (*world, *lab.Lab) {
+func labWorld(t testing.TB, stacks []envtest.Stack, extra string) (*world, *lab.Lab) {
 	t.Helper()
-	l := lab.Start(t, lab.Options{Stacks: stacks})
+	return labWorldWith(t, lab.Options{Stacks: stacks}, nil, extra)
+}
+
+// labWorldWith is labWorld with lab options, and memberYAML(m) appended to
+// member m's entry in clusterset.yaml.
+func labWorldWith(t testing.TB, opts lab.Options, memberYAML func(m *lab.Member) string, extra string) (*world, *lab.Lab) {
+	t.Helper()
+	l := lab.Start(t, opts)
 	members := make([]*envtest.Cluster, len(l.Members))
 	for i, m := range l.Members {
 		members[i] = m.Cluster
 	}
-	return newWorldOn(t, members, memberYAML, extra), l
+	var perMember func(i int) string
+	if memberYAML != nil {
+		perMember = func(i int) string { return memberYAML(l.Members[i]) }
+	}
+	return newWorldOn(t, members, perMember, extra), l
 }
 
 // serveEcho runs replicas echo pods behind Service ns/name in member m,
 // answering HTTP on 8080 behind port 80 of the Service, and waits for
 // them to be ready.
-func serveEcho(t *testing.T, m *lab.Member, ns, name string, replicas int32) {
+func serveEcho(t testing.TB, m *lab.Member, ns, name string, replicas int32) {
 	t.Helper()
 	ctx := t.Context()
 	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, ns))
@@ -53,7 +67,7 @@ func serveEcho(t *testing.T, m *lab.Member, ns, name string, replicas int32) {
 
 // clientPod runs one echo pod named client-* in ns of member m, to send
 // requests from, and returns a client for it.
-func clientPod(t *testing.T, m *lab.Member, ns string) *lab.Client {
+func clientPod(t testing.TB, m *lab.Member, ns string) *lab.Client {
 	t.Helper()
 	ctx := t.Context()
 	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Cluster.Client, ns))
@@ -87,7 +101,7 @@ func answers(ctx context.Context, c *lab.Client, url string, n int) map[string]i
 // never by cluster-2's own web pods, whose Service is not exported. Once
 // cluster-3 unexports, one sync later only cluster-1 answers.
 func TestDataPlaneClusterSetTraffic(t *testing.T) {
-	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.IPv4Only, envtest.DualStack}, nil, "")
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.IPv4Only, envtest.DualStack}, "")
 	ctx := t.Context()
 	c1, c2, c3 := l.Members[0], l.Members[1], l.Members[2]
 	for _, m := range []*lab.Member{c1, c2, c3} {
@@ -180,7 +194,7 @@ func startTraffic(ctx context.Context, c *lab.Client, url string) *traffic {
 
 // stopWhen stops the traffic once done holds for the results so far, or
 // fails the test after timeout; it returns every result.
-func (tr *traffic) stopWhen(t *testing.T, timeout time.Duration, done func([]result) bool) []result {
+func (tr *traffic) stopWhen(t testing.TB, timeout time.Duration, done func([]result) bool) []result {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -238,7 +252,7 @@ func lastFrom(r []result, answer string) time.Time {
 // one exporter's Service has is answered only by that exporter's pods
 // (KEP-1645 "Service Port": the import has the union of ports).
 func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
-	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack, envtest.DualStack}, nil, "")
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack, envtest.DualStack}, "")
 	ctx := t.Context()
 	c1, c2, c3 := l.Members[0], l.Members[1], l.Members[2]
 
@@ -323,7 +337,7 @@ func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
 // and moves them to cluster-1 when those go not ready. Under `run`, the
 // requests move without one failing.
 func TestDataPlaneFailOver(t *testing.T) {
-	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack}, nil, "    minCommitInterval: \"0\"\n")
+	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack}, "    minCommitInterval: \"0\"\n")
 	ctx := t.Context()
 	c1, c2 := l.Members[0], l.Members[1]
 	for _, m := range []*lab.Member{c1, c2} {
@@ -345,7 +359,7 @@ func TestDataPlaneFailOver(t *testing.T) {
 
 	tr = startTraffic(ctx, pc, url)
 	failed := time.Now()
-	failReadiness(t, c2, pc, "demo", "web")
+	setReadiness(t, c2, pc, "demo", "web", false)
 	res := tr.stopWhen(t, 30*time.Second, func(r []result) bool { return tail(r, 20, "cluster-1") })
 	switched := lastFrom(res, "cluster-2")
 	t.Logf("failover: %d requests, %d failed, last answer from cluster-2 %s after its pods went not ready",
@@ -353,14 +367,59 @@ func TestDataPlaneFailOver(t *testing.T) {
 	require.Zero(t, count(res, "error"), "requests failed during the failover")
 }
 
-// failReadiness makes every ready pod of app=name in member m fail its
-// readiness probe from now on (the echo server's POST /readyz?fail=true),
-// sent from the pod client pc straight to each pod IP.
-func failReadiness(t *testing.T, m *lab.Member, pc *lab.Client, ns, name string) {
+// setReadiness makes every pod of app=name in member m fail its readiness
+// probe from now on (the echo server's POST /readyz?fail=true), or pass it
+// again, sent from the pod client pc straight to each pod IP.
+func setReadiness(t testing.TB, m *lab.Member, pc *lab.Client, ns, name string, ready bool) {
 	t.Helper()
-	pods, err := m.WaitPods(t.Context(), ns, map[string]string{"app": name}, 2)
-	require.NoError(t, err)
-	for _, p := range pods {
-		require.NoError(t, pc.Post(t.Context(), "http://"+net.JoinHostPort(p.Status.PodIP, "8080")+"/readyz?fail=true"))
+	var pods corev1.PodList
+	require.NoError(t, m.Cluster.Client.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}))
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		url := "http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/readyz?fail=" + strconv.FormatBool(!ready)
+		require.NoError(t, pc.Post(t.Context(), url))
 	}
+}
+
+// TestDataPlaneGatewayMode: cluster-1 exports web in gateway mode, behind
+// a real Gateway API implementation (Traefik) on its node; cluster-2 is
+// flat. A client in cluster-2 calls the ClusterSet name; the request goes
+// to cluster-1's gateway address (the derived slices hold no pod of
+// cluster-1), Traefik routes it by the HTTPRoute mcs-gitops applied, and
+// cluster-1's pods answer.
+func TestDataPlaneGatewayMode(t *testing.T) {
+	gateway := func(m *lab.Member) string {
+		if m.Name != "cluster-1" {
+			return ""
+		}
+		return fmt.Sprintf("    mode: gateway\n    gateway:\n      host: %s\n      namespace: %s\n      name: %s\n      tcpPorts: {from: %d, to: %d}\n",
+			m.GatewayHost(), lab.GatewayNamespace, lab.GatewayName, lab.GatewayTCPPorts[0], lab.GatewayTCPPorts[1])
+	}
+	w, l := labWorldWith(t, lab.Options{Stacks: []envtest.Stack{envtest.DualStack, envtest.DualStack}, Gateways: []string{"cluster-1"}}, gateway, "")
+	ctx := t.Context()
+	c1, c2 := l.Members[0], l.Members[1]
+	serveEcho(t, c1, "demo", "web", 2)
+	require.NoError(t, c1.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+	pc := clientPod(t, c2, "demo")
+	w.sync()
+
+	var slices discoveryv1.EndpointSliceList
+	require.NoError(t, c2.Cluster.Client.List(ctx, &slices, client.InNamespace("demo"),
+		client.MatchingLabels{"multicluster.kubernetes.io/source-cluster": "cluster-1"}))
+	var addrs []string
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			addrs = append(addrs, e.Addresses...)
+		}
+	}
+	require.Equal(t, []string{c1.GatewayHost()}, addrs, "cluster-2 reaches cluster-1 through its gateway only")
+
+	url := "http://web.demo.svc.clusterset.local/"
+	_, err := pc.WaitGet(ctx, url, 30*time.Second)
+	require.NoError(t, err, "through cluster-1's gateway")
+	got := answers(ctx, pc, url, 20)
+	t.Logf("through the gateway: %v", got)
+	require.Equal(t, map[string]int{"cluster-1": 20}, got)
 }

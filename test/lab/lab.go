@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,10 @@ type Member struct {
 type Options struct {
 	// Stacks has one entry per member; empty means three dual-stack members.
 	Stacks []envtest.Stack
+	// Gateways names the members that run a Gateway API implementation
+	// (Traefik) behind the Gateway GatewayNamespace/GatewayName, for
+	// gateway mode ("cluster-1").
+	Gateways []string
 	// Log receives the lab's events; nil discards them.
 	Log *slog.Logger
 }
@@ -120,6 +125,11 @@ func Launch(opts Options) (_ *Lab, err error) {
 		}
 		l.Members = append(l.Members, m)
 	}
+	for _, g := range opts.Gateways {
+		if l.Member(g) == nil {
+			return nil, fmt.Errorf("lab: Options.Gateways names %q, not a member (cluster-1 … cluster-%d)", g, len(l.Members))
+		}
+	}
 	nodes := make([]*node, len(l.Members))
 	for i, m := range l.Members {
 		nodes[i] = m.node
@@ -130,7 +140,12 @@ func Launch(opts Options) (_ *Lab, err error) {
 	errs := make([]error, len(l.Members))
 	var wg sync.WaitGroup
 	for i, m := range l.Members {
-		wg.Go(func() { errs[i] = l.startMember(ctx, m, cert) })
+		wg.Go(func() {
+			errs[i] = l.startMember(ctx, m, cert)
+			if errs[i] == nil && slices.Contains(opts.Gateways, m.Name) {
+				errs[i] = l.startGateway(ctx, m)
+			}
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
