@@ -10,10 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/lab"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
@@ -108,22 +106,9 @@ func BenchmarkDataPlaneFailOver(b *testing.B) {
 	const samples = 10
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(quietLog())
-	w, l := labWorld(b, []envtest.Stack{envtest.DualStack, envtest.DualStack}, "    minCommitInterval: \"0\"\n")
-	w.loop.Log = quietLog()
+	l, pc := failOverWorld(b)
 	ctx := b.Context()
-	c1, c2 := l.Members[0], l.Members[1]
-	for _, m := range []*lab.Member{c1, c2} {
-		serveEcho(b, m, "demo", "web", 2)
-		require.NoError(b, m.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
-	}
-	require.NoError(b, c2.Cluster.Client.Create(ctx, &v1alpha1.GlobalTrafficPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"},
-		Spec: v1alpha1.GlobalTrafficPolicySpec{LbType: v1alpha1.FailOver, Targets: []v1alpha1.TrafficTarget{
-			{ClusterKey: "//default/cluster-1"},
-		}},
-	}))
-	pc := clientPod(b, c2, "demo")
-	runLoop(b, w)
+	c2 := l.Members[1]
 	url := "http://web.demo.svc.clusterset.local/"
 	startTraffic(ctx, pc, url).stopWhen(b, 60*time.Second, func(r []result) bool { return tail(r, 20, "cluster-2") })
 

@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"bufio"
-	"fmt"
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -337,6 +337,28 @@ func TestDataPlaneHeadlessAndPortConflict(t *testing.T) {
 // and moves them to cluster-1 when those go not ready. Under `run`, the
 // requests move without one failing.
 func TestDataPlaneFailOver(t *testing.T) {
+	l, pc := failOverWorld(t)
+	ctx := t.Context()
+	c2 := l.Members[1]
+	url := "http://web.demo.svc.clusterset.local/"
+	tr := startTraffic(ctx, pc, url)
+	tr.stopWhen(t, 60*time.Second, func(r []result) bool { return tail(r, 20, "cluster-2") })
+
+	tr = startTraffic(ctx, pc, url)
+	failed := time.Now()
+	setReadiness(t, c2, pc, "demo", "web", false)
+	res := tr.stopWhen(t, 30*time.Second, func(r []result) bool { return tail(r, 20, "cluster-1") })
+	switched := lastFrom(res, "cluster-2")
+	t.Logf("failover: %d requests, %d failed, last answer from cluster-2 %s after its pods went not ready",
+		len(res), count(res, "error"), switched.Sub(failed).Round(time.Millisecond))
+	require.Zero(t, count(res, "error"), "requests failed during the failover")
+}
+
+// failOverWorld: cluster-1 and cluster-2 both serve web and export it;
+// cluster-2's FailOver policy prefers its own pods and falls back to
+// cluster-1's. The loop runs (`run`); pc is a client pod in cluster-2.
+func failOverWorld(t testing.TB) (*lab.Lab, *lab.Client) {
+	t.Helper()
 	w, l := labWorld(t, []envtest.Stack{envtest.DualStack, envtest.DualStack}, "    minCommitInterval: \"0\"\n")
 	ctx := t.Context()
 	c1, c2 := l.Members[0], l.Members[1]
@@ -352,19 +374,7 @@ func TestDataPlaneFailOver(t *testing.T) {
 	}))
 	pc := clientPod(t, c2, "demo")
 	runLoop(t, w)
-
-	url := "http://web.demo.svc.clusterset.local/"
-	tr := startTraffic(ctx, pc, url)
-	tr.stopWhen(t, 60*time.Second, func(r []result) bool { return tail(r, 20, "cluster-2") })
-
-	tr = startTraffic(ctx, pc, url)
-	failed := time.Now()
-	setReadiness(t, c2, pc, "demo", "web", false)
-	res := tr.stopWhen(t, 30*time.Second, func(r []result) bool { return tail(r, 20, "cluster-1") })
-	switched := lastFrom(res, "cluster-2")
-	t.Logf("failover: %d requests, %d failed, last answer from cluster-2 %s after its pods went not ready",
-		len(res), count(res, "error"), switched.Sub(failed).Round(time.Millisecond))
-	require.Zero(t, count(res, "error"), "requests failed during the failover")
+	return l, pc
 }
 
 // setReadiness makes every pod of app=name in member m fail its readiness

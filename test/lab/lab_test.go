@@ -1,6 +1,7 @@
 package lab_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/lab"
@@ -122,6 +124,29 @@ func TestLab(t *testing.T) {
 	}
 	if want := "cluster-1 " + web[1].Name + "\n"; out != want {
 		t.Errorf("exec get: %q, want %q", out, want)
+	}
+
+	// logs through the apiserver and the node's kubelet endpoint.
+	cs, err := kubernetes.NewForConfig(m1.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := cs.CoreV1().Pods(ns).GetLogs(web[0].Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs: %v", err)
+	}
+	if want := "echo: cluster-1 " + web[0].Name + " answering"; !strings.Contains(string(logs), want) {
+		t.Errorf("logs of %s: %q, want a line with %q", web[0].Name, logs, want)
+	}
+
+	// Stop leaves nothing of the lab on the host.
+	if err := l.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{"/var/run/netns/mcslab-" + l.ID + "-*", "/etc/netns/mcslab-" + l.ID + "-*", "/run/mcs-gitops-lab/" + l.ID} {
+		if left, _ := filepath.Glob(pattern); len(left) > 0 {
+			t.Errorf("left after Stop: %v", left)
+		}
 	}
 }
 

@@ -306,30 +306,41 @@ func queryIn(ctx context.Context, netns, server, name string, qtype uint16) (*md
 	return r, nil
 }
 
-// httpOK GETs url from inside a namespace and wants a 200.
+// httpOK GETs url (a literal IP and port) from inside a namespace and
+// wants a 200.
 func httpOK(ctx context.Context, netns, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err
 	}
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return dialIn(ctx, netns, "tcp", u.Host)
-	}}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	code, err := getIn(ctx, netns, u.Host, u.Path)
 	if err != nil {
 		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("%s: %s", rawURL, http.StatusText(code))
+	}
+	return nil
+}
+
+// getIn sends one GET for path to addr (a literal IP and port) from inside
+// a namespace, on a connection of its own, and returns the status code.
+func getIn(ctx context.Context, netns, addr, path string) (int, error) {
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dialIn(ctx, netns, "tcp", addr)
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return 0, err
 	}
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", rawURL, resp.Status)
-	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // waitFor polls check every 100 ms until it returns nil or timeout passes.

@@ -295,21 +295,12 @@ func (n *node) probeOnce(ctx context.Context, rt *podRuntime, c *container, time
 		if err != nil {
 			return err
 		}
-		addr := net.JoinHostPort(host, strconv.Itoa(port))
-		tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return dialIn(ctx, n.netns, "tcp", addr)
-		}}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+pr.HTTPGet.Path, nil)
+		code, err := getIn(ctx, n.netns, net.JoinHostPort(host, strconv.Itoa(port)), pr.HTTPGet.Path)
 		if err != nil {
 			return err
 		}
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-			return fmt.Errorf("HTTP probe: %s", resp.Status)
+		if code < 200 || code >= 400 {
+			return fmt.Errorf("HTTP probe: %d %s", code, http.StatusText(code))
 		}
 		return nil
 	case pr.TCPSocket != nil:
