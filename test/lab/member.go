@@ -80,9 +80,9 @@ func (l *Lab) startMember(ctx context.Context, m *Member, cert tls.Certificate) 
 	}
 	kcm, err := startProc(m.Name+"/kube-controller-manager", "", baseEnv(), filepath.Join(dir, "kube-controller-manager"),
 		"--kubeconfig="+m.Kubeconfig,
-		// What a Deployment needs to become Pods, Pods to become
-		// EndpointSlices, and deletions to finish; nothing else.
-		"--controllers=deployment-controller,replicaset-controller,endpointslice-controller,namespace-controller,garbage-collector-controller",
+		// What Deployments and StatefulSets need to become Pods, Pods to
+		// become EndpointSlices, and deletions to finish; nothing else.
+		"--controllers=deployment-controller,replicaset-controller,statefulset-controller,endpointslice-controller,namespace-controller,garbage-collector-controller",
 		"--leader-elect=false", "--secure-port=0", "--cluster-name="+m.Name,
 		"--concurrent-service-endpoint-syncs=10")
 	if err != nil {

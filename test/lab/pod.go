@@ -84,7 +84,7 @@ func (n *node) startPod(key string, pod *corev1.Pod) *podRuntime {
 	}
 	for i := range containers {
 		c := containers[i]
-		c.env = append(c.env, fieldEnv(pod, c.spec, rt)...)
+		c.env = append(c.env, n.fieldEnv(pod, c.spec, rt)...)
 		rt.containers = append(rt.containers, c)
 		go n.supervise(ctx, pod, rt, c)
 		if c.spec.ReadinessProbe != nil {
@@ -120,6 +120,14 @@ func (n *node) prepareContainer(pod *corev1.Pod, c corev1.Container) (*container
 	} else {
 		prog, err = imageProgram(c.Image)
 		argv = append(argv, c.Args...)
+		if err == nil && prog.bin == "" {
+			// An image without an entrypoint: its args are the command.
+			if len(c.Args) == 0 {
+				return nil, fmt.Errorf("image %s has no entrypoint and the container no command or args", c.Image)
+			}
+			prog, err = commandProgram(c.Args[0])
+			argv = append([]string(nil), c.Args[1:]...)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -138,7 +146,7 @@ func (n *node) prepareContainer(pod *corev1.Pod, c corev1.Container) (*container
 			return nil, fmt.Errorf("env %s: only value and fieldRef are supported in the lab", e.Name)
 		}
 		switch e.ValueFrom.FieldRef.FieldPath {
-		case "metadata.name", "metadata.namespace", "spec.nodeName", "status.podIP", "status.hostIP":
+		case "metadata.name", "metadata.namespace", "spec.nodeName", "status.podIP", "status.podIPs", "status.hostIP":
 		default:
 			return nil, fmt.Errorf("env %s: fieldRef %s is not supported in the lab", e.Name, e.ValueFrom.FieldRef.FieldPath)
 		}
@@ -148,7 +156,7 @@ func (n *node) prepareContainer(pod *corev1.Pod, c corev1.Container) (*container
 
 // fieldEnv resolves the container's fieldRef variables, once the pod's
 // addresses are known.
-func fieldEnv(pod *corev1.Pod, c corev1.Container, rt *podRuntime) []string {
+func (n *node) fieldEnv(pod *corev1.Pod, c corev1.Container, rt *podRuntime) []string {
 	var out []string
 	for _, e := range c.Env {
 		if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
@@ -166,6 +174,14 @@ func fieldEnv(pod *corev1.Pod, c corev1.Container, rt *podRuntime) []string {
 			if len(rt.addrs) > 0 {
 				v = rt.addrs[0].String()
 			}
+		case "status.podIPs":
+			ips := make([]string, len(rt.addrs))
+			for i, a := range rt.addrs {
+				ips[i] = a.String()
+			}
+			v = strings.Join(ips, ",")
+		case "status.hostIP":
+			v = n.nodeIPs()[0].String()
 		}
 		out = append(out, e.Name+"="+v)
 	}

@@ -13,8 +13,14 @@ import (
 // The lab has no container runtime: a container's image names a host
 // program. This file is the one place that says which.
 //
-//	EchoImage                    the echo server (echo.go), this binary re-executed
+//	EchoImage                        the echo server (echo.go), this binary re-executed
 //	registry.k8s.io/coredns/coredns  CoreDNS from testbin
+//	alpine/socat                     the host's socat
+//	nicolaka/netshoot, busybox, alpine
+//	                                 no entrypoint of their own: the container's
+//	                                 command (or args) names a host program, as
+//	                                 the MCS conformance suite's pods do
+//	                                 (sh, socat, nc, nslookup must be installed)
 //
 // The tag is ignored. A container's command and args are passed to the
 // program as they are; an image not listed leaves the pod Pending with the
@@ -63,6 +69,10 @@ func imageProgram(image string) (program, error) {
 	switch repo {
 	case strings.SplitN(EchoImage, ":", 2)[0]:
 		return selfProgram("echo")
+	case "alpine/socat":
+		return commandProgram("socat")
+	case "nicolaka/netshoot", "busybox", "alpine", "docker.io/library/busybox", "docker.io/library/alpine":
+		return program{}, nil // the command comes from the container
 	case "registry.k8s.io/coredns/coredns", "coredns/coredns":
 		dir, err := envtest.AssetsDir()
 		if err != nil {
@@ -70,7 +80,7 @@ func imageProgram(image string) (program, error) {
 		}
 		return program{bin: filepath.Join(dir, "coredns")}, nil
 	}
-	return program{}, fmt.Errorf("no program for image %q in the lab (known: %s, registry.k8s.io/coredns/coredns)", image, EchoImage)
+	return program{}, fmt.Errorf("no program for image %q in the lab (known: %s, registry.k8s.io/coredns/coredns, and shell images whose command names a host program: nicolaka/netshoot, alpine/socat, busybox, alpine)", image, EchoImage)
 }
 
 // commandProgram maps the first word of an exec command to its program:
