@@ -154,6 +154,13 @@ func (a *Applier) heldGateway(ctx context.Context) (*metav1.PartialObjectMetadat
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil
 	}
+	// Listeners are applied only after the same read succeeds, so a member
+	// role without it (one granted before tcpListeners existed) never let
+	// mcs-gitops write any; a member that takes its listeners in the
+	// Gateway needs the right, and is told so.
+	if apierrors.IsForbidden(err) && !a.Contract.GatewayListeners {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading Gateway %s/%s: %w", ns, name, err)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -284,4 +287,41 @@ func attackGatewayWithMemberCredential(t *testing.T, c *envtest.Cluster, kubecon
 	gw := memberGateway(t, c)
 	assert.Equal(t, []string{"http"}, listenerNamesOf(gw))
 	assert.Equal(t, "users-class", gw.Object["spec"].(map[string]any)["gatewayClassName"])
+}
+
+// TestMemberRoleBeforeTCPListenersStillSyncs: a member whose role was
+// granted before mcs-gitops could write Gateways (no rule for gateways)
+// keeps syncing its ListenerSets after the upgrade; only tcpListeners:
+// Gateway needs the new rule.
+func TestMemberRoleBeforeTCPListenersStillSyncs(t *testing.T) {
+	w := newWorldWith(t, 2, func(i int) string {
+		if i != 0 {
+			return ""
+		}
+		return gatewayMember(i)
+	}, "")
+	ctx := context.Background()
+	c1 := w.member("cluster-1")
+	for _, m := range w.members {
+		grantMemberRole(t, m, ".", "admission-policy")
+		role := &rbacv1.ClusterRole{}
+		require.NoError(t, m.Client.Get(ctx, client.ObjectKey{Name: "mcs-gitops-member"}, role))
+		role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "gateways") })
+		require.NoError(t, m.Client.Update(ctx, role))
+		require.NoError(t, m.WriteKubeconfigAs(filepath.Join(w.dir, m.Name+".kubeconfig"), memberUser,
+			"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"))
+	}
+	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c1.Client, "mcs-gateway", "db"))
+	require.NoError(t, c1.Client.Create(ctx, usersGateway()))
+	svc := tenant.Service("db", "pg", tenant.Port("pg", 5432, 5432))
+	tenant.Create(t, c1.Client, svc, tenant.Slice(svc, "pg-cluster-1", discoveryv1.AddressTypeIPv4, tenant.Ready("10.1.0.20")...), tenant.Export("db", "pg"))
+	out := w.sync()
+	assert.Empty(t, out.FailedMembers())
+	ls := &unstructured.Unstructured{}
+	ls.SetGroupVersionKind(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ListenerSet"})
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "db", Name: "pg-clusterset"}, ls))
+	unexport(t, c1, "db", "pg")
+	out = w.sync()
+	assert.Empty(t, out.FailedMembers())
 }
