@@ -26,16 +26,22 @@ var allowed = map[schema.GroupKind]bool{
 	// One per exported service with TCP ports: its listeners on the
 	// member's Gateway, without editing the user's Gateway itself.
 	{Group: "gateway.networking.k8s.io", Kind: "ListenerSet"}: true,
+	// Where the implementation has no ListenerSet (tcpListeners: Gateway),
+	// those listeners merged into the member's own Gateway; the contract
+	// refuses any other Gateway or shape, and gateway.go says how it is
+	// applied: never created, labelled or pruned.
+	gatewayGK:   true,
 	namespaceGK: true, // create only, never pruned
 }
 
 var namespaceGK = schema.GroupKind{Group: "", Kind: "Namespace"}
 
-// prunable are the allowed kinds prune looks at: all but Namespace.
+// prunable are the allowed kinds prune looks at: all but Namespace and
+// Gateway, which are the user's.
 func prunable() []schema.GroupKind {
 	var out []schema.GroupKind
 	for gk := range allowed {
-		if gk != namespaceGK {
+		if gk != namespaceGK && gk != gatewayGK {
 			out = append(out, gk)
 		}
 	}
@@ -55,7 +61,7 @@ func checkKind(apiVersion, kind, namespace string) error {
 	}
 	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
 	if !allowed[gk] {
-		return fmt.Errorf("kind %s (%s) is not in the allow-list (ServiceImport, Service, EndpointSlice, HTTPRoute, TCPRoute, ListenerSet, Namespace)", kind, apiVersion)
+		return fmt.Errorf("kind %s (%s) is not in the allow-list (ServiceImport, Service, EndpointSlice, HTTPRoute, TCPRoute, ListenerSet, Gateway, Namespace)", kind, apiVersion)
 	}
 	if gk == namespaceGK {
 		if namespace != "" {

@@ -195,6 +195,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 		return fail(err)
 	}
 	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[keyOf(d.obj)] || refusedNS[keyOf(d.obj)] })
+	gatewayRefusals(desired, res)
 
 	// Prune and status are independent: one failing does not stop the other.
 	var errs []error
@@ -298,7 +299,11 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 		d.status = st
 	}
 	delete(cp.Object, "status")
-	setOwnerLabels(cp, owner)
+	// The member's Gateway is the user's: it takes our listeners, never
+	// our labels (gateway.go).
+	if keyOf(cp).GroupKind != gatewayGK {
+		setOwnerLabels(cp, owner)
+	}
 	d.sum = digest(d)
 	return d, nil
 }
@@ -306,8 +311,10 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 // applyStaged applies toApply with ssa and returns the keys of the objects
 // the member refused; an error means nothing could be decided.
 func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res *Result) (map[objKey]bool, error) {
+	toApply, gateways := splitGateways(toApply)
+	refused := a.applyGateways(ctx, gateways, res)
 	if len(toApply) == 0 {
-		return nil, nil
+		return refused, nil
 	}
 	// ApplyAll sorts the slice it is given in place: hand it its own.
 	objs := make([]*unstructured.Unstructured, len(toApply))
@@ -332,12 +339,13 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 	cs, err := rm.ApplyAllStaged(ctx, objs, opts)
 	if err != nil {
 		a.log().Warn("staged apply failed; applying object by object so only the refused ones are left out", "error", err)
-		return a.applyEach(ctx, rm, toApply, opts, res), nil
+		maps.Copy(refused, a.applyEach(ctx, rm, toApply, opts, res))
+		return refused, nil
 	}
 	if cs != nil {
 		res.record(cs.Entries)
 	}
-	return nil, nil
+	return refused, nil
 }
 
 // record files ssa's change set entries under the Result's lists.

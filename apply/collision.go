@@ -29,17 +29,24 @@ func keyOf(u *unstructured.Unstructured) objKey {
 // object), belongs to someone else (a user, another tool, another
 // ClusterSet or member): it is reported as a collision and skipped, never
 // overwritten. An existing Namespace is simply left alone: rendered
-// Namespaces are created only when missing.
+// Namespaces are created only when missing. The member's Gateway is the
+// opposite: the user's by design, it only takes our listeners, so it is
+// applied when it exists and refused when it does not (gateway.go).
 func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
 	const (
 		apply = iota + 1
 		skip
 		collide
+		absent
 	)
 	verdict := make([]int, len(desired))
 	decide := func(i int, existing *metav1.PartialObjectMetadata) {
 		d := desired[i]
 		switch {
+		case keyOf(d.obj).GroupKind == gatewayGK && existing == nil:
+			verdict[i] = absent
+		case keyOf(d.obj).GroupKind == gatewayGK:
+			verdict[i] = apply
 		case existing == nil:
 			verdict[i] = apply
 		case keyOf(d.obj).GroupKind == namespaceGK:
@@ -105,6 +112,8 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 			out = append(out, d)
 		case skip:
 			res.Skipped = append(res.Skipped, describe(d.obj))
+		case absent:
+			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Message: gatewayAbsent})
 		case collide:
 			res.Collisions = append(res.Collisions, describe(d.obj))
 			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj),

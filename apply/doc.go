@@ -11,8 +11,8 @@
 //     generators, patches, remote bases or plugins); every YAML file there
 //     and every built object must be an allow-listed kind (ServiceImport,
 //     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute/ListenerSet,
-//     and Namespace for create only), or the build fails naming the file
-//     and kind.
+//     the member's own Gateway as listeners to merge into it, and Namespace
+//     for create only), or the build fails naming the file and kind.
 //   - Applier.Apply (apply.go): with a Memory (memory.go), objects whose
 //     prepared bytes were applied before and not since forgotten are
 //     skipped; for the rest, collision check (collision.go: an existing
@@ -23,7 +23,11 @@
 //     (labels.go), prune (prune.go: only objects carrying all three owner
 //     labels for this ClusterSet and member that are no longer rendered;
 //     never a Namespace; with a Memory, only when the desired set changed),
-//     then status write-back (status.go, policy_status.go, ips.go):
+//     the member's Gateway (gateway.go: with tcpListeners: Gateway, the
+//     rendered listeners are merged into the user's Gateway without
+//     forcing, under no owner label; it is never created or deleted, and
+//     once no commit declares listeners for it, prune releases ours), then
+//     status write-back (status.go, policy_status.go, ips.go):
 //     ServiceImport status.clusters, ServiceExport conditions and this
 //     member's GlobalTrafficPolicy conditions, clusters and weights through
 //     the status subresource ("mcs-gitops-status"), ServiceImport spec.ips
@@ -35,6 +39,8 @@
 //     (build, apply, even a panic) is its own Result.Err.
 
 // It must not: decide what to render, read or write Git, create or delete
-// a Namespace other than creating a rendered one that is missing, touch an
-// object without its owner labels, or log object contents or credentials.
+// a Namespace other than creating a rendered one that is missing, create or
+// delete a Gateway, touch an object without its owner labels other than
+// merging rendered listeners into the member's own Gateway, or log object
+// contents or credentials.
 package apply

@@ -170,6 +170,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("one bad member does not stop the others", func(t *testing.T) { h.t = t; testBadMember(h) })
 	t.Run("policy status", func(t *testing.T) { h.t = t; testPolicyStatus(h) })
 	t.Run("ListenerSet applied and pruned", func(t *testing.T) { h.t = t; testListenerSet(h) })
+	t.Run("listeners merged into the member's Gateway", func(t *testing.T) { h.t = t; testGatewayListeners(h) })
 	t.Run("one refused object does not stop the others", func(t *testing.T) { h.t = t; testRefusedObject(h) })
 	t.Run("a commit without the member's directory prunes nothing unless allowed", func(t *testing.T) { h.t = t; testNoMemberDirectory(h) })
 	t.Run("copied owner labels are not enough to be pruned", func(t *testing.T) { h.t = t; testCopiedLabels(h) })

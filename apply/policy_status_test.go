@@ -194,7 +194,7 @@ spec:
 	if err := checkKind("gateway.networking.k8s.io/v1", "ListenerSet", "shop"); err != nil {
 		t.Error(err)
 	}
-	if err := checkKind("gateway.networking.k8s.io/v1", "Gateway", "shop"); err == nil || !strings.Contains(err.Error(), "allow-list") {
-		t.Errorf("a Gateway passed the allow-list: %v", err)
+	if err := checkKind("gateway.networking.k8s.io/v1", "GatewayClass", ""); err == nil || !strings.Contains(err.Error(), "allow-list") {
+		t.Errorf("a GatewayClass passed the allow-list: %v", err)
 	}
 }

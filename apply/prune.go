@@ -20,8 +20,10 @@ import (
 // copies them from a rendered object must not lose theirs. Nothing without
 // the owner labels is ever listed, so nothing else is ever deleted. A kind
 // whose API the member does not serve (Gateway API routes before they are
-// installed) has nothing to prune. With a Memory, a desired set already
-// pruned against is not listed again until the memory is forgotten.
+// installed) has nothing to prune. The member's Gateway is never deleted:
+// the listeners mcs-gitops merged into it are released instead
+// (releaseGateway). With a Memory, a desired set already pruned against is
+// not listed again until the memory is forgotten.
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {
@@ -48,6 +50,7 @@ func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Resul
 	}
 	slices.Sort(deleted)
 	res.Deleted = append(res.Deleted, deleted...)
+	errs = append(errs, a.releaseGateway(ctx, keep, res))
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -106,12 +109,17 @@ func (a *Applier) stale(ctx context.Context, keep map[objKey]bool) (out []staleO
 
 // WouldDelete lists, without changing anything, what applying a commit
 // without this member's directory would delete: everything mcs-gitops
-// applied there. apply --ref prints it when it refuses such a commit.
+// applied there, and the listeners it merged into the member's Gateway.
+// apply --ref prints it when it refuses such a commit.
 func (a *Applier) WouldDelete(ctx context.Context) ([]string, error) {
 	stale, _, err := a.stale(ctx, nil)
 	ids := make([]string, len(stale))
 	for i, s := range stale {
 		ids[i] = s.id
 	}
-	return ids, err
+	g, gerr := a.heldGateway(ctx)
+	if g != nil {
+		ids = append(ids, "the listeners of Gateway/"+g.Namespace+"/"+g.Name)
+	}
+	return ids, errors.Join(err, gerr)
 }

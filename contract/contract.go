@@ -24,6 +24,10 @@ type Member struct {
 	// the member has none, and then no route or ListenerSet may attach to
 	// any Gateway.
 	GatewayNamespace, GatewayName string
+	// GatewayListeners: the member's gateway declares its TCP listeners in
+	// the Gateway itself (tcpListeners: Gateway), so the directory may hold
+	// that Gateway, with those listeners only.
+	GatewayListeners bool
 	// CreateMissingNamespaces is spec.render.createMissingNamespaces: without
 	// it a member directory holds no Namespace.
 	CreateMissingNamespaces bool
@@ -34,6 +38,7 @@ func MemberOf(cfg *v1alpha1.ClusterSet, m *v1alpha1.Member) Member {
 	out := Member{Name: m.Name, CreateMissingNamespaces: cfg.Spec.Render.CreateMissingNamespaces}
 	if m.Gateway != nil {
 		out.GatewayNamespace, out.GatewayName = m.Gateway.Namespace, m.Gateway.Name
+		out.GatewayListeners = m.Gateway.TCPListeners == v1alpha1.TCPListenersGateway
 	}
 	return out
 }
@@ -57,6 +62,7 @@ var (
 	httpRouteGK     = schema.GroupKind{Group: gatewayGroup, Kind: "HTTPRoute"}
 	tcpRouteGK      = schema.GroupKind{Group: gatewayGroup, Kind: "TCPRoute"}
 	listenerSetGK   = schema.GroupKind{Group: gatewayGroup, Kind: "ListenerSet"}
+	gatewayGK       = schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}
 )
 
 const gatewayGroup = "gateway.networking.k8s.io"
@@ -132,6 +138,10 @@ func (c *commit) check(u *unstructured.Unstructured) string {
 	obj := u.Object
 	if u.GetAPIVersion() == "" || u.GetName() == "" {
 		return "an object without apiVersion or name is never rendered"
+	}
+	if u.GroupVersionKind().GroupKind() == gatewayGK {
+		// The user's own object, which the renderer labels not at all.
+		return c.gateway(u)
 	}
 	if l := u.GetLabels(); l[render.ManagedByLabel] != render.ManagedByValue {
 		return fmt.Sprintf("label %s=%s is missing", render.ManagedByLabel, render.ManagedByValue)

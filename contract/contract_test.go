@@ -1,6 +1,7 @@
 package contract_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -295,4 +296,94 @@ addressType: IPv4`)
 	require.Len(t, v, 2)
 	assert.Contains(t, v[0].Reason, "label app.kubernetes.io/managed-by=mcs-gitops is missing")
 	assert.Contains(t, v[1].Reason, "feeds Service web/derived-m843m4cq60, which this commit does not render within the contract")
+}
+
+// inGateway is member with tcpListeners: Gateway.
+var inGateway = contract.Member{Name: "cluster-b", GatewayNamespace: "fsm-system", GatewayName: "east-west", GatewayListeners: true}
+
+// mergedGateway is what the renderer writes of the member's own Gateway
+// with tcpListeners: Gateway, and the TCPRoute on one of its listeners.
+const mergedGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: east-west
+  namespace: fsm-system
+spec:
+  listeners:
+  - name: mcs-tcp-30000
+    port: 30000
+    protocol: TCP
+    allowedRoutes:
+      kinds: [{group: gateway.networking.k8s.io, kind: TCPRoute}]
+      namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: web}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata:
+  name: api-clusterset-5432
+  namespace: web
+  labels: {app.kubernetes.io/managed-by: mcs-gitops, multicluster.kubernetes.io/service-name: api}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: east-west, namespace: fsm-system, sectionName: mcs-tcp-30000}]
+  rules: [{backendRefs: [{name: api, port: 5432}]}]`
+
+func TestMergedGatewayIsInsideTheContract(t *testing.T) {
+	require.Empty(t, contract.Check(inGateway, parse(t, base+"\n---\n"+mergedGateway)))
+}
+
+// The member's Gateway is the user's object: the contract lets through
+// only the listeners the renderer merges into it, only into the member's
+// own Gateway, and only when the member declares its listeners there.
+func TestContractHoldsTheGatewayToItsListeners(t *testing.T) {
+	edit := func(old, new string) string {
+		require.Contains(t, mergedGateway, old)
+		return strings.Replace(mergedGateway, old, new, 1)
+	}
+	for _, tc := range []struct {
+		name, doc, want string
+		m               contract.Member
+	}{
+		{name: "listeners in ListenerSets", m: member, doc: mergedGateway, want: "does not declare its listeners in the Gateway (tcpListeners: Gateway)"},
+		{name: "another Gateway", doc: edit("name: east-west\n  namespace: fsm-system", "name: public\n  namespace: fsm-system"),
+			want: "Gateway fsm-system/public is not member cluster-b's Gateway fsm-system/east-west"},
+		{name: "a class", doc: edit("spec:\n", "spec:\n  gatewayClassName: evil\n"), want: "spec.gatewayClassName is never rendered on a Gateway"},
+		{name: "addresses", doc: edit("spec:\n", "spec:\n  addresses: [{type: IPAddress, value: 8.8.8.8}]\n"), want: "spec.addresses is never rendered"},
+		{name: "our owner labels", doc: edit("  namespace: fsm-system\n", "  namespace: fsm-system\n  labels: {app.kubernetes.io/managed-by: mcs-gitops}\n"),
+			want: "metadata.labels is never rendered on a Gateway"},
+		{name: "an annotation", doc: edit("  namespace: fsm-system\n", "  namespace: fsm-system\n  annotations: {a: b}\n"), want: "metadata.annotations is never rendered"},
+		{name: "no listener", doc: edit(mergedGateway[strings.Index(mergedGateway, "  listeners:"):strings.Index(mergedGateway, "---")], "  listeners: []\n"),
+			want: "only with listeners"},
+		{name: "a listener named like the user's", doc: edit("name: mcs-tcp-30000", "name: http"), want: `name "http": the renderer names the listener on port 30000 "mcs-tcp-30000"`},
+		{name: "an HTTP listener", doc: edit("protocol: TCP", "protocol: HTTP"), want: `protocol "HTTP"`},
+		{name: "a TLS listener", doc: edit("protocol: TCP", "protocol: TLS\n    tls: {mode: Passthrough}"), want: "spec.listeners[0]: tls is never rendered"},
+		{name: "open to every namespace", doc: edit("{from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: web}}}", "{from: All}"),
+			want: "opens a listener to one namespace only"},
+		{name: "open to the Gateway's namespace", doc: edit("{from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: web}}}", "{from: Same}"),
+			want: "opens a listener to one namespace only"},
+		{name: "a selector by expression", doc: edit("{matchLabels: {kubernetes.io/metadata.name: web}}", "{matchExpressions: [{key: team, operator: Exists}]}"),
+			want: "selector.matchExpressions is never rendered"},
+		{name: "a selector by another label", doc: edit("kubernetes.io/metadata.name: web", "team: web"), want: "opens a listener to one namespace only"},
+		{name: "HTTPRoutes admitted", doc: edit("kind: TCPRoute}]", "kind: HTTPRoute}]"), want: "admits TCPRoutes only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := inGateway
+			if tc.m.Name != "" {
+				m = tc.m
+			}
+			objs := append(parse(t, base), parse(t, tc.doc)...)
+			v := contract.Check(m, objs)
+			require.Len(t, v, 1, "%v", v)
+			assert.Equal(t, "Gateway/fsm-system/"+objs[len(objs)-2].GetName(), v[0].Object)
+			assert.Contains(t, v[0].Reason, tc.want)
+		})
+	}
+
+	var many strings.Builder
+	many.WriteString("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: east-west, namespace: fsm-system}\nspec:\n  listeners:\n")
+	for p := 30000; p <= 30064; p++ {
+		fmt.Fprintf(&many, "  - {name: mcs-tcp-%d, port: %d, protocol: TCP, allowedRoutes: {kinds: [{group: gateway.networking.k8s.io, kind: TCPRoute}], namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: web}}}}}\n", p, p)
+	}
+	v := contract.Check(inGateway, parse(t, many.String()))
+	require.Len(t, v, 1)
+	assert.Contains(t, v[0].Reason, "65 listeners; a Gateway holds at most 64")
 }

@@ -30,6 +30,7 @@ func FuzzRenderedIsInsideTheContract(f *testing.F) {
 		if len(in) == 2 {
 			f.Add(in[0], in[1], byte(0))
 			f.Add(in[0], in[1], byte(3))
+			f.Add(in[0], in[1], byte(13))
 		}
 	}
 	f.Fuzz(func(t *testing.T, a, b []byte, opts byte) {
@@ -53,6 +54,9 @@ func FuzzRenderedIsInsideTheContract(f *testing.F) {
 					TCPPorts: &v1alpha1.PortRange{From: 30000, To: 30003}}
 				if i == 1 && opts&4 != 0 {
 					m.Mode = v1alpha1.ModeGateway
+				}
+				if opts&8 != 0 {
+					m.Gateway.TCPListeners = v1alpha1.TCPListenersGateway
 				}
 			}
 			cfg.Spec.Members = append(cfg.Spec.Members, m)

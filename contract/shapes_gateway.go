@@ -3,8 +3,11 @@ package contract
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // route: an HTTPRoute or TCPRoute attached only to the member's configured
@@ -136,4 +139,96 @@ func refNamespace(ref map[string]any, own string) string {
 	}
 	ns, _ := v.(string)
 	return ns
+}
+
+// maxGatewayListeners is the most listeners a Gateway holds; the renderer
+// never declares more, whatever the user's own listeners leave room for.
+const maxGatewayListeners = 64
+
+// gateway: the member's own Gateway, only when its gateway declares the
+// TCP listeners there, and of it only those listeners. Everything else of
+// the object is the user's: a class, a label, an annotation, another field
+// or a listener of another shape would change the user's Gateway (or mark
+// it as mcs-gitops's), where the apply only merges listeners into it.
+func (c *commit) gateway(u *unstructured.Unstructured) string {
+	if !c.m.GatewayListeners {
+		return fmt.Sprintf("member %s's gateway does not declare its listeners in the Gateway (tcpListeners: Gateway), so no Gateway is rendered", c.m.Name)
+	}
+	if why := c.isMemberGateway(u.GetNamespace(), u.GetName()); why != "" {
+		return why
+	}
+	if bad := extraKeys(u.Object, "apiVersion", "kind", "metadata", "spec"); bad != "" {
+		return bad + " is never rendered on a Gateway"
+	}
+	if bad := extraKeys(mapAt(u.Object, "metadata"), "name", "namespace"); bad != "" {
+		return "metadata." + bad + " is never rendered on a Gateway: the user's Gateway keeps its own"
+	}
+	spec := mapAt(u.Object, "spec")
+	if bad := extraKeys(spec, "listeners"); bad != "" {
+		return "spec." + bad + " is never rendered on a Gateway: only listeners are merged into it"
+	}
+	listeners := listAt(spec, "listeners")
+	switch {
+	case len(listeners) == 0:
+		return "a Gateway is rendered only with listeners to merge into it"
+	case len(listeners) > maxGatewayListeners:
+		return fmt.Sprintf("%d listeners; a Gateway holds at most %d", len(listeners), maxGatewayListeners)
+	}
+	for i, l := range listeners {
+		if why := gatewayListener(l); why != "" {
+			return fmt.Sprintf("spec.listeners[%d]: %s", i, why)
+		}
+	}
+	return ""
+}
+
+// gatewayListener: a TCP listener named after its port, open to TCPRoutes
+// of one namespace, selected by its name label.
+func gatewayListener(l map[string]any) string {
+	if bad := extraKeys(l, "name", "port", "protocol", "allowedRoutes"); bad != "" {
+		return bad + " is never rendered"
+	}
+	port, ok := number(l["port"])
+	if !ok || port < 1 || port > 65535 {
+		return fmt.Sprintf("port %v is not a port number", l["port"])
+	}
+	if name, want := str(l, "name"), render.GatewayListenerName(int32(port)); name != want {
+		return fmt.Sprintf("name %q: the renderer names the listener on port %d %q", name, port, want)
+	}
+	if p := str(l, "protocol"); p != "TCP" {
+		return fmt.Sprintf("protocol %q: the renderer declares TCP listeners only", p)
+	}
+	ar := mapAt(l, "allowedRoutes")
+	if bad := extraKeys(ar, "namespaces", "kinds"); bad != "" {
+		return "allowedRoutes." + bad + " is never rendered"
+	}
+	ns := mapAt(ar, "namespaces")
+	if bad := extraKeys(ns, "from", "selector"); bad != "" {
+		return "allowedRoutes.namespaces." + bad + " is never rendered"
+	}
+	sel := mapAt(ns, "selector")
+	if bad := extraKeys(sel, "matchLabels"); bad != "" {
+		return "allowedRoutes.namespaces.selector." + bad + " is never rendered"
+	}
+	match := mapAt(sel, "matchLabels")
+	if v, _ := match[corev1.LabelMetadataName].(string); str(ns, "from") != "Selector" || len(match) != 1 || v == "" {
+		return fmt.Sprintf("allowedRoutes.namespaces: the renderer opens a listener to one namespace only (from: Selector, matchLabels %s)", corev1.LabelMetadataName)
+	}
+	kinds := listAt(ar, "kinds")
+	if len(kinds) != 1 || extraKeys(kinds[0], "group", "kind") != "" || str(kinds[0], "group") != gatewayGroup || str(kinds[0], "kind") != "TCPRoute" {
+		return "allowedRoutes.kinds: the renderer admits TCPRoutes only"
+	}
+	return ""
+}
+
+// number reads an integer as YAML (float64) or JSON decoding (int64)
+// leaves it in an unstructured object.
+func number(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case float64:
+		return int64(n), float64(int64(n)) == n
+	}
+	return 0, false
 }

@@ -84,7 +84,7 @@ func seedInputs(tb testing.TB) [][3][]byte {
 // objects a kube-apiserver would accept the names and labels of.
 func FuzzRender(f *testing.F) {
 	for _, s := range seedInputs(f) {
-		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2} {
+		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2, 64 | 12} {
 			f.Add(s[0], s[1], s[2], opts)
 		}
 	}
@@ -106,7 +106,8 @@ func FuzzRender(f *testing.F) {
 			cfg.Spec.Render.ServiceImportAPIVersion = v1alpha1.ServiceImportV1Beta1
 		}
 		// Bit 4 puts cluster-2 in gateway mode; bit 8 gives every member a
-		// gateway with a three-port TCP range and cluster-3 a mesh.
+		// gateway with a three-port TCP range and cluster-3 a mesh; bit 64
+		// declares every gateway's TCP listeners in its Gateway.
 		for i := range cfg.Spec.Members {
 			m := &cfg.Spec.Members[i]
 			if opts&4 != 0 && i == 1 || opts&8 != 0 {
@@ -114,6 +115,9 @@ func FuzzRender(f *testing.F) {
 			}
 			if opts&4 != 0 && i == 1 {
 				m.Mode = v1alpha1.ModeGateway
+			}
+			if opts&64 != 0 && m.Gateway != nil {
+				m.Gateway.TCPListeners = v1alpha1.TCPListenersGateway
 			}
 			if opts&8 != 0 {
 				m.Gateway.TCPPorts = &v1alpha1.PortRange{From: 30000, To: 30002}
@@ -228,7 +232,7 @@ func objectProblems(o render.Object) []string {
 	case "ServiceImport", "Service":
 		// A ServiceImport's name is a Service name, served in DNS as a label.
 		nameMsgs = validation.IsDNS1035Label(acc.GetName())
-	case "EndpointSlice", "HTTPRoute", "TCPRoute", "ListenerSet":
+	case "EndpointSlice", "HTTPRoute", "TCPRoute", "ListenerSet", "Gateway":
 		nameMsgs = validation.IsDNS1123Subdomain(acc.GetName())
 	case "Namespace":
 		nameMsgs = validation.IsDNS1123Label(acc.GetName())

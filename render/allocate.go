@@ -37,10 +37,15 @@ func allocate(m *member, rs []*exportRoute, weighted []allocKey, prev []PortAllo
 	rng := m.gw.tcp
 	held := map[allocKey]PortAllocation{}
 	used := map[int32]bool{}
+	// A Gateway that declares the listeners itself holds at most
+	// maxListeners, for every export of the member together; ListenerSets
+	// hold that many each.
+	inGateway := 0
+	full := func() bool { return m.gw.listenersInGateway && inGateway >= maxListeners }
 	for _, a := range prev {
 		k := allocKey{a.Namespace, a.Service, a.ServicePort, a.Purpose}
 		name, ok := wanted[k]
-		if !ok || !rng.Contains(a.Port) || used[a.Port] {
+		if !ok || !rng.Contains(a.Port) || used[a.Port] || full() {
 			continue
 		}
 		a.PortName = name
@@ -49,6 +54,7 @@ func allocate(m *member, rs []*exportRoute, weighted []allocKey, prev []PortAllo
 		}
 		held[k] = a
 		used[a.Port] = true
+		inGateway++
 	}
 	var next int32
 	if rng != nil {
@@ -77,20 +83,22 @@ func allocate(m *member, rs []*exportRoute, weighted []allocKey, prev []PortAllo
 				continue
 			}
 			port, ok := free()
-			if !ok {
+			if !ok || full() {
 				for _, f := range fresh {
 					delete(used, held[f].Port)
 					delete(held, f)
 				}
+				inGateway -= len(fresh)
 				// Ports freed by the rollback are below next; start over.
 				if rng != nil {
 					next = rng.From
 				}
 				r.listeners = map[int32]int32{}
-				r.fail(ReasonPortRangeExhausted, exhaustedMessage(m, len(r.tcp)))
+				r.fail(ReasonPortRangeExhausted, exhaustedMessage(m, len(r.tcp), ok))
 				break
 			}
 			used[port] = true
+			inGateway++
 			held[k] = PortAllocation{Port: port, Namespace: k.ns, Service: k.svc, ServicePort: p.Port, PortName: p.Name}
 			fresh = append(fresh, k)
 			r.listeners[p.Port] = port
@@ -116,7 +124,13 @@ func allocate(m *member, rs []*exportRoute, weighted []allocKey, prev []PortAllo
 	return out, got
 }
 
-func exhaustedMessage(m *member, n int) string {
+// exhaustedMessage says why an export needing n listener ports got none;
+// portsLeft: the range had a port, but the Gateway had no listener left.
+func exhaustedMessage(m *member, n int, portsLeft bool) string {
+	if portsLeft {
+		return fmt.Sprintf("the Service needs %d listener(s) on gateway %s of member %s, which declares them in the Gateway itself (tcpListeners: Gateway), and the %d listeners a Gateway holds are taken by other exports",
+			n, m.gw.ref(), m.name, maxListeners)
+	}
 	if m.gw.tcp == nil {
 		return fmt.Sprintf("the Service has %d non-HTTP port(s) to publish on gateway %s of member %s, which has no tcpPorts range", n, m.gw.ref(), m.name)
 	}

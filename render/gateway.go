@@ -50,10 +50,15 @@ type gateway struct {
 	// host has not been resolved.
 	addresses []netip.Addr
 	host      string
+	// listenersInGateway: the TCP listeners of the member's exports are
+	// declared in the Gateway itself rather than in ListenerSets
+	// (tcpListeners: Gateway).
+	listenersInGateway bool
 }
 
 func newGateway(g *v1alpha1.Gateway, resolved []string) *gateway {
-	gw := &gateway{namespace: g.Namespace, name: g.Name, httpPort: g.Port, tcp: g.TCPPorts, host: g.Host}
+	gw := &gateway{namespace: g.Namespace, name: g.Name, httpPort: g.Port, tcp: g.TCPPorts, host: g.Host,
+		listenersInGateway: g.TCPListeners == v1alpha1.TCPListenersGateway}
 	if gw.httpPort == 0 {
 		gw.httpPort = 80
 	}

@@ -33,8 +33,10 @@ func listenerName(port int32) string          { return fmt.Sprintf("tcp-%d", por
 
 // exportObjects are the routes an exporter's gateway needs for a valid
 // export: an HTTPRoute by clusterset hostname for the HTTP port, one for
-// the path rule, and a ListenerSet with a TCP listener per other port,
-// each with its TCPRoute. Paths are relative to the member's directory.
+// the path rule, and a TCPRoute per other port on a TCP listener of its
+// own: in a ListenerSet of the export's, or, when the gateway declares
+// its listeners in the Gateway, one of gatewayListeners. Paths are
+// relative to the member's directory.
 func (r *exportRoute) exportObjects() []Object {
 	ns, name := r.e.se.Namespace, r.e.se.Name
 	dir := ns + "/" + name + "/"
@@ -59,24 +61,32 @@ func (r *exportRoute) exportObjects() []Object {
 	if len(r.tcp) == 0 {
 		return out
 	}
-	var listeners []gatewayv1.ListenerEntry
-	for _, p := range r.tcp {
-		l := r.listeners[p.Port]
-		listeners = append(listeners, sameNamespaceListener(gatewayv1.SectionName(listenerName(l)), l, gatewayv1.TCPProtocolType, tcpRouteKind))
+	if !r.gw.listenersInGateway {
+		var listeners []gatewayv1.ListenerEntry
+		for _, p := range r.tcp {
+			l := r.listeners[p.Port]
+			listeners = append(listeners, sameNamespaceListener(gatewayv1.SectionName(listenerName(l)), l, gatewayv1.TCPProtocolType, tcpRouteKind))
+		}
+		ls := r.gw.listenerSet(ns, clusterSetRouteName(name), name, listeners...)
+		out = append(out, Object{Path: dir + "gateway-listenerset.yaml", Object: ls})
 	}
-	ls := r.gw.listenerSet(ns, clusterSetRouteName(name), name, listeners...)
-	out = append(out, Object{Path: dir + "gateway-listenerset.yaml", Object: ls})
 	for _, p := range r.tcp {
 		l := r.listeners[p.Port]
-		section := gatewayv1.SectionName(listenerName(l))
+		var tcpParent gatewayv1.ParentReference
+		if r.gw.listenersInGateway {
+			section := gatewayv1.SectionName(GatewayListenerName(l))
+			tcpParent = parent
+			tcpParent.SectionName = &section
+		} else {
+			section := gatewayv1.SectionName(listenerName(l))
+			tcpParent = gatewayv1.ParentReference{Group: &gatewayGroup, Kind: &listenerSetKind, Name: gatewayv1.ObjectName(clusterSetRouteName(name)), SectionName: &section}
+		}
 		out = append(out, Object{Path: fmt.Sprintf("%sgateway-tcproute-%d.yaml", dir, p.Port), Object: &gatewayv1.TCPRoute{
 			TypeMeta:   metav1.TypeMeta{APIVersion: gatewayAPIPrefix, Kind: "TCPRoute"},
 			ObjectMeta: metav1.ObjectMeta{Name: tcpRouteName(name, p.Port), Namespace: ns, Labels: routeLabels(name)},
 			Spec: gatewayv1.TCPRouteSpec{
-				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
-					Group: &gatewayGroup, Kind: &listenerSetKind, Name: gatewayv1.ObjectName(clusterSetRouteName(name)), SectionName: &section,
-				}}},
-				Rules: []gatewayv1.TCPRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(name, p.Port, nil)}}},
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{tcpParent}},
+				Rules:           []gatewayv1.TCPRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(name, p.Port, nil)}}},
 			},
 		}})
 	}

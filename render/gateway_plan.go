@@ -26,7 +26,8 @@ const (
 )
 
 // maxListeners is ListenerSet's limit on listeners, hence on the TCP ports
-// of one export.
+// of one export, and Gateway's, hence on those of every export of a member
+// whose Gateway declares them itself.
 const maxListeners = 64
 
 // exportRoute is what an exporter's gateway carries for one export: the
@@ -152,7 +153,11 @@ func newExportRoute(e *export) *exportRoute {
 		}
 	}
 	if len(r.tcp) > maxListeners {
-		r.fail(ReasonPortRangeExhausted, fmt.Sprintf("the Service has %d TCP ports to publish, over the %d listeners one ListenerSet holds", len(r.tcp), maxListeners))
+		holder := "one ListenerSet"
+		if r.gw.listenersInGateway {
+			holder = "a Gateway"
+		}
+		r.fail(ReasonPortRangeExhausted, fmt.Sprintf("the Service has %d TCP ports to publish, over the %d listeners %s holds", len(r.tcp), maxListeners, holder))
 		return r
 	}
 	r.path = parsePathRule(r, ann)
@@ -333,7 +338,7 @@ func settleClaims(rs []*exportRoute) {
 // listener for a weighted policy of the service: m has a policy asking
 // for weights and no mesh that would carry them instead.
 func wantsWeightedListener(m *member, k *serviceKey) bool {
-	if m.mesh || m.gw == nil {
+	if m.mesh || m.gw == nil || m.gw.listenersInGateway {
 		return false
 	}
 	pol := m.policies[k.ns+"/"+k.name]

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -290,4 +291,141 @@ func TestSameExtraHostnameOnOneGatewayIsAHostnameConflict(t *testing.T) {
 	assert.Contains(t, lost.Message, "hostname shop.example.com with path PathPrefix / on gateway gw/east-west of member g is already claimed by the older export shop/old")
 	kept, _ := exportOf(t, rep, "h").Condition("Ready")
 	assert.Equal(t, "True", kept.Status)
+}
+
+// listenersInGateway sets tcpListeners: Gateway on every member of cfg.
+func listenersInGateway(cfg *v1alpha1.ClusterSet) *v1alpha1.ClusterSet {
+	for i := range cfg.Spec.Members {
+		cfg.Spec.Members[i].Gateway.TCPListeners = v1alpha1.TCPListenersGateway
+	}
+	return cfg
+}
+
+// With tcpListeners: Gateway, one document per member declares the TCP
+// listeners of all its exports in its own Gateway, and the TCPRoutes
+// attach to those listeners; no ListenerSet is rendered, and the HTTP
+// route is as before.
+func TestTCPListenersInTheGateway(t *testing.T) {
+	cfg := listenersInGateway(gatewaySet(10, "g", "c"))
+	g := &snapshot.Snapshot{Member: "g"}
+	exportService(t, g, "shop", "app", "2026-01-01T00:00:00Z", true,
+		corev1.ServicePort{Name: "http", Port: 80}, tcpPort("redis", 6379), tcpPort("pg", 5432))
+	exportService(t, g, "db", "store", "2026-01-02T00:00:00Z", true, tcpPort("raw", 9000))
+	out, err := Render(cfg, []*snapshot.Snapshot{g, {Member: "c", Namespaces: g.Namespaces}}, nil)
+	require.NoError(t, err)
+
+	assert.Empty(t, objectsOfKind(out, "g", "ListenerSet"))
+	gws := objectsOfKind(out, "g", "Gateway")
+	require.Len(t, gws, 1)
+	assert.Equal(t, "gw/gateway-east-west.yaml", gws[0].Path)
+	gw := gws[0].Object.(*GatewayListeners)
+	assert.Equal(t, "gw", gw.Namespace)
+	assert.Equal(t, "east-west", gw.Name)
+	assert.Empty(t, gw.Labels, "the user's Gateway gets no label of ours")
+	// Allocation goes by namespace/name then Service port: db/store first.
+	want := map[string]string{"mcs-tcp-30000": "db", "mcs-tcp-30001": "shop", "mcs-tcp-30002": "shop"}
+	var names []string
+	for _, l := range gw.Spec.Listeners {
+		names = append(names, string(l.Name))
+		assert.Equal(t, GatewayListenerName(int32(l.Port)), string(l.Name))
+		assert.Equal(t, gatewayv1.TCPProtocolType, l.Protocol)
+		require.NotNil(t, l.AllowedRoutes)
+		assert.Equal(t, gatewayv1.NamespacesFromSelector, *l.AllowedRoutes.Namespaces.From)
+		assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": want[string(l.Name)]}, l.AllowedRoutes.Namespaces.Selector.MatchLabels)
+		assert.Equal(t, []gatewayv1.RouteGroupKind{{Group: ptr.To(gatewayv1.Group("gateway.networking.k8s.io")), Kind: "TCPRoute"}}, l.AllowedRoutes.Kinds)
+	}
+	assert.Equal(t, []string{"mcs-tcp-30000", "mcs-tcp-30001", "mcs-tcp-30002"}, names, "sorted by port")
+
+	// Only apiVersion, kind, metadata and spec.listeners: no class, which
+	// server-side apply would otherwise take from the user.
+	js, err := json.Marshal(gw)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(js, &doc))
+	assert.ElementsMatch(t, []string{"apiVersion", "kind", "metadata", "spec"}, keysOf(doc))
+	assert.ElementsMatch(t, []string{"listeners"}, keysOf(doc["spec"].(map[string]any)))
+	assert.ElementsMatch(t, []string{"name", "namespace"}, keysOf(doc["metadata"].(map[string]any)))
+
+	sections := map[string]string{}
+	for _, o := range objectsOfKind(out, "g", "TCPRoute") {
+		r := o.Object.(*gatewayv1.TCPRoute)
+		require.Len(t, r.Spec.ParentRefs, 1)
+		p := r.Spec.ParentRefs[0]
+		assert.Equal(t, "Gateway", string(*p.Kind))
+		assert.Equal(t, "gw", string(*p.Namespace))
+		assert.Equal(t, "east-west", string(p.Name))
+		sections[r.Namespace+"/"+r.Name] = string(*p.SectionName)
+	}
+	assert.Equal(t, map[string]string{
+		"db/store-clusterset-9000": "mcs-tcp-30000", "shop/app-clusterset-5432": "mcs-tcp-30001", "shop/app-clusterset-6379": "mcs-tcp-30002",
+	}, sections)
+	require.Len(t, objectsOfKind(out, "g", "HTTPRoute"), 1)
+	assert.Empty(t, objectsOfKind(out, "c", "Gateway"), "the consumer's gateway carries nothing")
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// A Gateway holds 64 listeners, like one ListenerSet, but it holds them
+// for every export of the member: an export that would take the 65th
+// gets none and says why, while with ListenerSets each export has 64.
+func TestGatewayHoldsSixtyFourListenersForAllExports(t *testing.T) {
+	ports := func(n int) []corev1.ServicePort {
+		var out []corev1.ServicePort
+		for i := range n {
+			out = append(out, tcpPort(fmt.Sprintf("p%d", i), int32(1000+i)))
+		}
+		return out
+	}
+	snaps := func() []*snapshot.Snapshot {
+		g := &snapshot.Snapshot{Member: "g"}
+		exportService(t, g, "db", "a", "2026-01-01T00:00:00Z", true, ports(30)...)
+		exportService(t, g, "db", "b", "2026-01-01T00:00:00Z", true, ports(30)...)
+		exportService(t, g, "db", "c", "2026-01-01T00:00:00Z", true, ports(30)...)
+		return []*snapshot.Snapshot{g, {Member: "c"}}
+	}
+	out, err := Render(listenersInGateway(gatewaySet(200, "g", "c")), snaps(), nil)
+	require.NoError(t, err)
+	assert.Len(t, allocationsOf(out, "g"), 60)
+	ready, _ := exportOf(t, serviceReport(t, out, "db", "c"), "g").Condition("Ready")
+	assert.Equal(t, ReasonPortRangeExhausted, ready.Reason)
+	assert.Contains(t, ready.Message, "the 64 listeners a Gateway holds are taken")
+	require.Len(t, objectsOfKind(out, "g", "Gateway"), 1)
+	assert.Len(t, objectsOfKind(out, "g", "Gateway")[0].Object.(*GatewayListeners).Spec.Listeners, 60)
+
+	perSet, err := Render(gatewaySet(200, "g", "c"), snaps(), nil)
+	require.NoError(t, err)
+	assert.Len(t, allocationsOf(perSet, "g"), 90, "one ListenerSet per export, 64 each")
+	assert.Len(t, objectsOfKind(perSet, "g", "ListenerSet"), 3)
+
+	// Switching to the Gateway with 90 committed allocations keeps no
+	// more than 64: the third export keeps the few it still holds in the
+	// record, but without all its ports it is rendered on no listener.
+	switched, err := Render(listenersInGateway(gatewaySet(200, "g", "c")), snaps(), committedOf(perSet))
+	require.NoError(t, err)
+	assert.Len(t, allocationsOf(switched, "g"), 64)
+	assert.Len(t, objectsOfKind(switched, "g", "Gateway")[0].Object.(*GatewayListeners).Spec.Listeners, 60)
+	ready, _ = exportOf(t, serviceReport(t, switched, "db", "c"), "g").Condition("Ready")
+	assert.Equal(t, ReasonPortRangeExhausted, ready.Reason)
+}
+
+// A weighted route needs a ListenerSet on the consumer's gateway; one
+// whose listeners go into the Gateway cannot carry the weights, says so,
+// and allocates nothing for them.
+func TestWeightsNeedAListenerSetWhenListenersAreInTheGateway(t *testing.T) {
+	cfg := listenersInGateway(gatewaySet(5, "c1", "c2", "c3"))
+	pol := policy(v1alpha1.ActiveActive, target("c1", 30), target("c3", 70))
+	out, err := Render(cfg, fsmWorld(t, true, true, nil, &pol), nil)
+	require.NoError(t, err)
+	p := serviceReport(t, out, "web", "site").Policies[0]
+	assert.Equal(t, ReasonWeightsNotExpressible, p.Conditions[1].Reason)
+	assert.Contains(t, p.Conditions[1].Message, "tcpListeners: Gateway")
+	assert.Empty(t, objectsOfKind(out, "c2", "ListenerSet"))
+	assert.Empty(t, allocationsOf(out, "c2"))
+	assert.ElementsMatch(t, []string{"c1", "c3"}, sourcesIn(t, out, "c2"), "the sources stay, unweighted")
 }

@@ -58,6 +58,8 @@ func (s *svc) weighted(c *member, ch choice) (objs []Object, weights map[string]
 		return nil, nil, "the service has no HTTP port, and weights are carried by HTTP routes only"
 	case !c.mesh && c.gw == nil:
 		return nil, nil, fmt.Sprintf("member %s has neither a gateway nor a mesh to carry the weights (set spec.members[].gateway or mesh); endpoints are balanced per endpoint", c.name)
+	case !c.mesh && c.gw.listenersInGateway:
+		return nil, nil, fmt.Sprintf("member %s's gateway declares its listeners in the Gateway itself (tcpListeners: Gateway), and the weighted route's listener needs a ListenerSet; set mesh, or tcpListeners: ListenerSet with an implementation that has ListenerSet", c.name)
 	case !c.mesh && len(c.gw.addresses) == 0:
 		return nil, nil, fmt.Sprintf("gateway host %q of member %s has no resolved address", c.gw.host, c.name)
 	case !c.mesh:

@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -52,6 +53,9 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 	}
 	out := &Output{Report: Report{Warnings: warnings, Services: []ServiceReport{}}}
 	objs := make([][]Object, len(members))
+	// gwListeners are, per member, the listeners of its exports that its
+	// own Gateway declares (tcpListeners: Gateway).
+	gwListeners := make([][]gatewayv1.Listener, len(members))
 	createdNS := make([]map[string]bool, len(members))
 	index := map[*member]int{}
 	byKey := map[string]*member{}
@@ -100,6 +104,7 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 				if r := plan.routes[e]; r != nil && r.invalid == nil {
 					i := index[e.m]
 					objs[i] = append(objs[i], r.exportObjects()...)
+					gwListeners[i] = append(gwListeners[i], r.gatewayListeners()...)
 				}
 			}
 			sort.Strings(contributors)
@@ -174,6 +179,9 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 	}
 
 	for i, m := range members {
+		if len(gwListeners[i]) > 0 {
+			objs[i] = append(objs[i], m.gw.listenersObject(gwListeners[i]))
+		}
 		sort.Slice(objs[i], func(a, b int) bool { return objs[i][a].Path < objs[i][b].Path })
 		out.Members = append(out.Members, Member{Name: m.name, ClusterID: m.clusterID, Objects: objs[i]})
 	}

@@ -45,6 +45,22 @@ func TestParseValidConfigAppliesDefaults(t *testing.T) {
 	assert.False(t, cs.Spec.Render.CreateMissingNamespaces)
 }
 
+// A gateway declares its TCP listeners in ListenerSets unless the config
+// says Gateway, so configs written before tcpListeners render as before.
+func TestParseGatewayTCPListeners(t *testing.T) {
+	gw := func(extra string) string {
+		return strings.Replace(validConfig, "  - name: west\n",
+			"  - name: west\n    gateway:\n      host: gw.example.com\n      namespace: gw\n      name: east-west\n"+extra, 1)
+	}
+	cs, err := Parse("c.yaml", []byte(gw("")))
+	require.NoError(t, err)
+	assert.Equal(t, TCPListenersListenerSet, cs.Spec.Members[1].Gateway.TCPListeners)
+	cs, err = Parse("c.yaml", []byte(gw("      tcpListeners: Gateway\n")))
+	require.NoError(t, err)
+	assert.Equal(t, TCPListenersGateway, cs.Spec.Members[1].Gateway.TCPListeners)
+	assert.Nil(t, cs.Spec.Members[0].Gateway, "a member without a gateway gets none by default")
+}
+
 func TestParseDefaultsServiceImportVersion(t *testing.T) {
 	cs, err := Parse("c.yaml", []byte(strings.Replace(validConfig, "    serviceImportAPIVersion: v1beta1\n", "", 1)))
 	require.NoError(t, err)
@@ -79,6 +95,9 @@ func TestParseRejectsBadConfig(t *testing.T) {
 		{"integer expected", func(s string) string {
 			return strings.Replace(s, "  - name: west\n", "  - name: west\n    gateway:\n      host: gw.example.com\n      port: eighty\n", 1)
 		}, []string{"cs.yaml:16:", "spec.members[1].gateway.port", "expected an integer"}},
+		{"unknown tcpListeners", func(s string) string {
+			return strings.Replace(s, "  - name: west\n", "  - name: west\n    gateway:\n      host: gw.example.com\n      namespace: gw\n      name: east-west\n      tcpListeners: Listener\n", 1)
+		}, []string{"cs.yaml:18:", "spec.members[1].gateway.tcpListeners", `must be ListenerSet or Gateway, got "Listener"`}},
 		{"unknown render version", func(s string) string { return strings.Replace(s, "v1beta1", "v2", 1) },
 			[]string{"cs.yaml:20:", "spec.render.serviceImportAPIVersion", "must be v1alpha1 or v1beta1"}},
 		{"no members", func(s string) string { return s[:strings.Index(s, "  members:")] + "  members: []\n" },

@@ -127,7 +127,26 @@ type Gateway struct {
 	// ports, one listener each. Without it such ports cannot be exported
 	// through the gateway.
 	TCPPorts *PortRange `json:"tcpPorts,omitempty"`
+	// TCPListeners says where the listeners of tcpPorts are declared:
+	// "ListenerSet" (one ListenerSet per exported service, attached to the
+	// Gateway) or "Gateway" (in the Gateway's own spec.listeners, merged by
+	// server-side apply beside the listeners already there, for
+	// implementations without ListenerSet). Defaults to ListenerSet.
+	TCPListeners TCPListenerMode `json:"tcpListeners,omitempty" schema:"enum=ListenerSet|Gateway;default=ListenerSet"`
 }
+
+// TCPListenerMode says which object declares a gateway's TCP listeners.
+type TCPListenerMode string
+
+const (
+	// TCPListenersListenerSet declares them in ListenerSets that attach to
+	// the Gateway, so the user's Gateway object is never written.
+	TCPListenersListenerSet TCPListenerMode = "ListenerSet"
+	// TCPListenersGateway declares them in the Gateway itself: the
+	// implementations that have no ListenerSet (Traefik, NGINX Gateway
+	// Fabric, HAProxy) read listeners from nowhere else.
+	TCPListenersGateway TCPListenerMode = "Gateway"
+)
 
 // PortRange is an inclusive range of port numbers.
 type PortRange struct {
@@ -175,6 +194,9 @@ func (c *ClusterSet) Default() {
 		}
 		if m.Gateway != nil && m.Gateway.Port == 0 {
 			m.Gateway.Port = 80
+		}
+		if m.Gateway != nil && m.Gateway.TCPListeners == "" {
+			m.Gateway.TCPListeners = TCPListenersListenerSet
 		}
 	}
 	g := &c.Spec.Git

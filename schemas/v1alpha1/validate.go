@@ -106,6 +106,11 @@ func (c *ClusterSet) validate() ErrorList {
 					add(p+".gateway.tcpPorts", "%d-%d contains the HTTP listener port %d", r.From, r.To, g.Port)
 				}
 			}
+			switch g.TCPListeners {
+			case TCPListenersListenerSet, TCPListenersGateway:
+			default:
+				add(p+".gateway.tcpListeners", "must be %s or %s, got %q", TCPListenersListenerSet, TCPListenersGateway, g.TCPListeners)
+			}
 		}
 	}
 	switch c.Spec.Render.ServiceImportAPIVersion {

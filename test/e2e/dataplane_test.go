@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -398,20 +401,36 @@ func setReadiness(t testing.TB, m *lab.Member, pc *lab.Client, ns, name string, 
 // flat. A client in cluster-2 calls the ClusterSet name; the request goes
 // to cluster-1's gateway address (the derived slices hold no pod of
 // cluster-1), Traefik routes it by the HTTPRoute mcs-gitops applied, and
-// cluster-1's pods answer.
+// cluster-1's pods answer. Traefik has no ListenerSet, so cluster-1 takes
+// its TCP listeners in the Gateway itself (tcpListeners: Gateway): web's raw
+// TCP port crosses the gateway on a listener merged into the user's Gateway
+// beside its own HTTP listener, and once web is unexported only that
+// listener goes.
 func TestDataPlaneGatewayMode(t *testing.T) {
 	gateway := func(m *lab.Member) string {
 		if m.Name != "cluster-1" {
 			return ""
 		}
-		return fmt.Sprintf("    mode: gateway\n    gateway:\n      host: %s\n      namespace: %s\n      name: %s\n      tcpPorts: {from: %d, to: %d}\n",
+		return fmt.Sprintf("    mode: gateway\n    gateway:\n      host: %s\n      namespace: %s\n      name: %s\n      tcpPorts: {from: %d, to: %d}\n      tcpListeners: Gateway\n",
 			m.GatewayHost(), lab.GatewayNamespace, lab.GatewayName, lab.GatewayTCPPorts[0], lab.GatewayTCPPorts[1])
 	}
 	w, l := labWorldWith(t, lab.Options{Stacks: []envtest.Stack{envtest.DualStack, envtest.DualStack}, Gateways: []string{"cluster-1"}}, gateway, "")
 	ctx := t.Context()
 	c1, c2 := l.Members[0], l.Members[1]
-	serveEcho(t, c1, "demo", "web", 2)
-	require.NoError(t, c1.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+	// web answers HTTP on 80 and raw TCP on 9000, a port whose name does
+	// not make it HTTP.
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c1.Cluster.Client, "demo"))
+	require.NoError(t, c1.Cluster.Client.Create(ctx, c1.EchoDeployment("demo", "web", 2, []int{8080}, []int{9000})))
+	svc := tenant.Service("demo", "web",
+		corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt(8080), Protocol: corev1.ProtocolTCP},
+		corev1.ServicePort{Name: "raw", Port: 9000, Protocol: corev1.ProtocolTCP})
+	svc.Spec.Selector = map[string]string{"app": "web"}
+	require.NoError(t, c1.Cluster.Client.Create(ctx, svc))
+	pods, err := c1.WaitPods(ctx, "demo", map[string]string{"app": "web"}, 2)
+	require.NoError(t, err)
+	require.NoError(t, c1.WaitEndpoints(ctx, "demo", "web", 2))
+	export := tenant.Export("demo", "web")
+	require.NoError(t, c1.Cluster.Client.Create(ctx, export))
 	pc := clientPod(t, c2, "demo")
 	w.sync()
 
@@ -427,9 +446,71 @@ func TestDataPlaneGatewayMode(t *testing.T) {
 	require.Equal(t, []string{c1.GatewayHost()}, addrs, "cluster-2 reaches cluster-1 through its gateway only")
 
 	url := "http://web.demo.svc.clusterset.local/"
-	_, err := pc.WaitGet(ctx, url, 30*time.Second)
+	_, err = pc.WaitGet(ctx, url, 30*time.Second)
 	require.NoError(t, err, "through cluster-1's gateway")
 	got := answers(ctx, pc, url, 20)
 	t.Logf("through the gateway: %v", got)
 	require.Equal(t, map[string]int{"cluster-1": 20}, got)
+
+	// The raw port: the user's Gateway holds its own listener and ours.
+	require.Equal(t, []string{"http", "mcs-tcp-30000"}, gatewayListeners(t, c1))
+	names := map[string]bool{}
+	for _, p := range pods {
+		names["cluster-1 "+p.Name] = true
+	}
+	raw := "web.demo.svc.clusterset.local:9000"
+	readLine := func() (string, error) {
+		conn, err := pc.DialContext(ctx, "tcp", raw)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		if err := conn.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+			return "", err
+		}
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		return strings.TrimSpace(line), err
+	}
+	// Traefik programs the listener a moment after the apply.
+	var first string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		first, err = readLine()
+		if err == nil && names[first] || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.True(t, names[first], "%s through cluster-1's gateway: last answer %q, error %v", raw, first, err)
+	byPod := map[string]int{}
+	for range 20 {
+		line, err := readLine()
+		if err != nil {
+			line = "error: " + err.Error()
+		}
+		byPod[line]++
+	}
+	t.Logf("raw TCP through the gateway: %v", byPod)
+	for line := range byPod {
+		require.True(t, names[line], "%s answered %q, not one of cluster-1's web pods: %v", raw, line, byPod)
+	}
+
+	// Unexported, web needs no listener: ours goes, the user's stays, and
+	// so does the Gateway.
+	require.NoError(t, c1.Cluster.Client.Delete(ctx, export))
+	w.sync()
+	require.Equal(t, []string{"http"}, gatewayListeners(t, c1))
+}
+
+// gatewayListeners are the names of the listeners of member m's Gateway.
+func gatewayListeners(t testing.TB, m *lab.Member) []string {
+	t.Helper()
+	gw := &unstructured.Unstructured{}
+	gw.SetGroupVersionKind(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"})
+	require.NoError(t, m.Cluster.Client.Get(t.Context(), client.ObjectKey{Namespace: lab.GatewayNamespace, Name: lab.GatewayName}, gw))
+	ls, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.(map[string]any)["name"].(string))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"golang.org/x/tools/txtar"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -163,10 +164,36 @@ func (m member) check(ctx context.Context, c client.Client) (int, error) {
 	if err := envtest.EnsureNamespaces(ctx, c, envtest.Namespaces(objs)...); err != nil {
 		return 0, fmt.Errorf("%s: %w", m, err)
 	}
+	if err := ensureUserGateways(ctx, c, objs); err != nil {
+		return 0, fmt.Errorf("%s: %w", m, err)
+	}
 	if err := envtest.ServerSideApply(ctx, c, objs, true); err != nil {
 		return 0, fmt.Errorf("%s (from %s): %w", m, m.archive, err)
 	}
 	return len(objs), nil
+}
+
+// ensureUserGateways creates, for every Gateway among objs, the Gateway a
+// user makes for gateway mode (docs/gateway-mode.md: a class and an HTTP
+// listener) when there is none: a rendered Gateway is only the listeners
+// to merge into it, which the apiserver judges merged into a whole one.
+func ensureUserGateways(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if o.GetAPIVersion() != "gateway.networking.k8s.io/v1" || o.GetKind() != "Gateway" {
+			continue
+		}
+		gw := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": o.GetAPIVersion(), "kind": "Gateway",
+			"metadata": map[string]any{"namespace": o.GetNamespace(), "name": o.GetName()},
+			"spec": map[string]any{"gatewayClassName": "users-class", "listeners": []any{map[string]any{
+				"name": "http", "protocol": "HTTP", "port": int64(80), "allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}},
+			}}},
+		}}
+		if err := c.Create(ctx, gw); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the user's Gateway %s/%s: %w", o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // runMembers checks each member in a subtest named fixture/member, on cluster

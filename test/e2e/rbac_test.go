@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
 // memberUser is the identity deploy/member-rbac binds: the ServiceAccount
@@ -138,4 +143,185 @@ func attackWithMemberCredential(t *testing.T, c *envtest.Cluster, kubeconfig str
 		assert.Contains(t, err.Error(), a.want, a.name)
 	}
 	assert.True(t, exists(c.Client, &corev1.Service{}, "shop", "checkout"), "the user's Service is still there")
+}
+
+// TestGatewayListenersWithOnlyTheMemberRole: with tcpListeners: Gateway,
+// the member role merges mcs-gitops's listeners into the user's Gateway
+// and takes them out again, under the admission policy; the same
+// credential used directly can change nothing else of the Gateway, nor
+// create or delete one.
+func TestGatewayListenersWithOnlyTheMemberRole(t *testing.T) {
+	w := newWorldWith(t, 2, func(i int) string {
+		if i != 0 {
+			return ""
+		}
+		return gatewayMember(i) + "      tcpListeners: Gateway\n"
+	}, "")
+	ctx := context.Background()
+	c1 := w.member("cluster-1")
+	for _, m := range w.members {
+		grantMemberRole(t, m, ".", "admission-policy")
+		require.NoError(t, m.WriteKubeconfigAs(filepath.Join(w.dir, m.Name+".kubeconfig"), memberUser,
+			"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"))
+	}
+	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c1.Client, "mcs-gateway", "db"))
+	require.NoError(t, c1.Client.Create(ctx, usersGateway()))
+	attackGatewayWithMemberCredential(t, c1, filepath.Join(w.dir, c1.Name+".kubeconfig"))
+
+	svc := tenant.Service("db", "pg", tenant.Port("pg", 5432, 5432))
+	tenant.Create(t, c1.Client, svc, tenant.Slice(svc, "pg-cluster-1", discoveryv1.AddressTypeIPv4, tenant.Ready("10.1.0.20")...), tenant.Export("db", "pg"))
+	out := w.sync()
+	assert.Empty(t, out.FailedMembers())
+	gw := memberGateway(t, c1)
+	assert.Equal(t, []string{"http", "mcs-tcp-30000"}, listenerNamesOf(gw))
+	assert.Equal(t, "users-class", gw.Object["spec"].(map[string]any)["gatewayClassName"])
+
+	unexport(t, c1, "db", "pg")
+	out = w.sync()
+	assert.Empty(t, out.FailedMembers())
+	assert.Equal(t, []string{"http"}, listenerNamesOf(memberGateway(t, c1)), "our listener released, the user's kept")
+}
+
+// usersGateway is the east-west Gateway a user makes, as
+// docs/gateway-mode.md asks.
+func usersGateway() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+		"metadata": map[string]any{"namespace": "mcs-gateway", "name": "east-west"},
+		"spec": map[string]any{"gatewayClassName": "users-class", "listeners": []any{map[string]any{
+			"name": "http", "protocol": "HTTP", "port": int64(80), "allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}},
+		}}},
+	}}
+}
+
+func memberGateway(t *testing.T, c *envtest.Cluster) *unstructured.Unstructured {
+	t.Helper()
+	gw := usersGateway()
+	require.NoError(t, c.Client.Get(context.Background(), client.ObjectKeyFromObject(gw), gw))
+	return gw
+}
+
+func listenerNamesOf(gw *unstructured.Unstructured) []string {
+	ls, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.(map[string]any)["name"].(string))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// attackGatewayWithMemberCredential uses mcs-gitops's member credential
+// on the user's Gateway as whoever stole it would: RBAC allows patching
+// it, and the admission policy refuses everything but mcs-gitops's own
+// listeners; creating or deleting one RBAC already refuses.
+func attackGatewayWithMemberCredential(t *testing.T, c *envtest.Cluster, kubeconfig string) {
+	ctx := context.Background()
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	stolen, err := client.New(rc, client.Options{Scheme: envtest.Scheme()})
+	require.NoError(t, err)
+	apply := func(spec, labels map[string]any, opts ...client.ApplyOption) error {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"namespace": "mcs-gateway", "name": "east-west"},
+		}}
+		if spec != nil {
+			u.Object["spec"] = spec
+		}
+		if labels != nil {
+			u.Object["metadata"].(map[string]any)["labels"] = labels
+		}
+		opts = append(opts, client.FieldOwner("mcs-gitops"), client.ForceOwnership)
+		return stolen.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...)
+	}
+	tcp := func(name string, port int64, from string) map[string]any {
+		l := map[string]any{"name": name, "protocol": "TCP", "port": port,
+			"allowedRoutes": map[string]any{"kinds": []any{map[string]any{"kind": "TCPRoute"}}, "namespaces": map[string]any{"from": from}}}
+		if from == "Selector" {
+			l["allowedRoutes"].(map[string]any)["namespaces"].(map[string]any)["selector"] = map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "db"}}
+		}
+		return l
+	}
+	// A policy takes a moment to be loaded after it is created.
+	eventually(t, 30*time.Second, func() bool {
+		err := apply(map[string]any{"gatewayClassName": "evil"}, nil, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "its own TCP listeners")
+	}, "the admission policy is not enforced on Gateways")
+	for _, a := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"taking over the user's listener", func() error {
+			return apply(map[string]any{"listeners": []any{map[string]any{"name": "http", "protocol": "TCP", "port": int64(80)}}}, nil)
+		}, "its own TCP listeners"},
+		{"a listener of another name", func() error {
+			return apply(map[string]any{"listeners": []any{tcp("ssh", 2222, "Selector")}}, nil)
+		}, "its own TCP listeners"},
+		{"our listener open to every namespace", func() error {
+			return apply(map[string]any{"listeners": []any{tcp("mcs-tcp-30001", 30001, "All")}}, nil)
+		}, "its own TCP listeners"},
+		{"our listener on a port its name does not say", func() error {
+			return apply(map[string]any{"listeners": []any{tcp("mcs-tcp-30001", 22, "Selector")}}, nil)
+		}, "its own TCP listeners"},
+		{"a label on the Gateway", func() error { return apply(nil, map[string]any{"app.kubernetes.io/managed-by": "mcs-gitops"}) }, "its own TCP listeners"},
+		{"addresses", func() error {
+			return apply(map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "8.8.8.8"}}}, nil)
+		}, "its own TCP listeners"},
+		{"deleting the Gateway", func() error { return stolen.Delete(ctx, usersGateway()) }, "forbidden"},
+		{"creating a Gateway", func() error {
+			gw := usersGateway()
+			gw.SetName("evil")
+			return stolen.Create(ctx, gw)
+		}, "forbidden"},
+	} {
+		err := a.do()
+		require.Error(t, err, a.name)
+		assert.Contains(t, err.Error(), a.want, a.name)
+	}
+	// What mcs-gitops does itself goes through.
+	require.NoError(t, apply(map[string]any{"listeners": []any{tcp("mcs-tcp-30005", 30005, "Selector")}}, nil))
+	require.NoError(t, apply(nil, nil), "releasing it")
+	gw := memberGateway(t, c)
+	assert.Equal(t, []string{"http"}, listenerNamesOf(gw))
+	assert.Equal(t, "users-class", gw.Object["spec"].(map[string]any)["gatewayClassName"])
+}
+
+// TestMemberRoleBeforeTCPListenersStillSyncs: a member whose role was
+// granted before mcs-gitops could write Gateways (no rule for gateways)
+// keeps syncing its ListenerSets after the upgrade; only tcpListeners:
+// Gateway needs the new rule.
+func TestMemberRoleBeforeTCPListenersStillSyncs(t *testing.T) {
+	w := newWorldWith(t, 2, func(i int) string {
+		if i != 0 {
+			return ""
+		}
+		return gatewayMember(i)
+	}, "")
+	ctx := context.Background()
+	c1 := w.member("cluster-1")
+	for _, m := range w.members {
+		grantMemberRole(t, m, ".", "admission-policy")
+		role := &rbacv1.ClusterRole{}
+		require.NoError(t, m.Client.Get(ctx, client.ObjectKey{Name: "mcs-gitops-member"}, role))
+		role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "gateways") })
+		require.NoError(t, m.Client.Update(ctx, role))
+		require.NoError(t, m.WriteKubeconfigAs(filepath.Join(w.dir, m.Name+".kubeconfig"), memberUser,
+			"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"))
+	}
+	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c1.Client, "mcs-gateway", "db"))
+	require.NoError(t, c1.Client.Create(ctx, usersGateway()))
+	svc := tenant.Service("db", "pg", tenant.Port("pg", 5432, 5432))
+	tenant.Create(t, c1.Client, svc, tenant.Slice(svc, "pg-cluster-1", discoveryv1.AddressTypeIPv4, tenant.Ready("10.1.0.20")...), tenant.Export("db", "pg"))
+	out := w.sync()
+	assert.Empty(t, out.FailedMembers())
+	ls := &unstructured.Unstructured{}
+	ls.SetGroupVersionKind(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ListenerSet"})
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "db", Name: "pg-clusterset"}, ls))
+	unexport(t, c1, "db", "pg")
+	out = w.sync()
+	assert.Empty(t, out.FailedMembers())
 }
