@@ -79,21 +79,23 @@ func TestLab(t *testing.T) {
 	}
 
 	// Through the Service's name (CoreDNS) and cluster IP (kube-proxy):
-	// both pods answer, once kube-proxy has programmed the Service.
-	if _, err := c1.WaitGet(ctx, "http://web.demo.svc.cluster.local/", 30*time.Second); err != nil {
+	// both pods answer, once the endpointslice controller lists them and
+	// kube-proxy has programmed the Service (each lags a little).
+	if err := m1.WaitEndpoints(ctx, ns, "web", 2); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for range 40 {
+	for deadline := time.Now().Add(30 * time.Second); len(seen) < 2 && time.Now().Before(deadline); {
 		body, err := c1.Get(ctx, "http://web.demo.svc.cluster.local/")
 		if err != nil {
-			t.Fatal(err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		seen[strings.TrimSpace(body)] = true
 	}
 	for _, p := range web {
 		if !seen["cluster-1 "+p.Name] {
-			t.Errorf("pod %s never answered through the Service; answers: %v", p.Name, seen)
+			t.Errorf("pod %s never answered through the Service in 30 s; answers: %v", p.Name, seen)
 		}
 	}
 
