@@ -63,6 +63,8 @@ pids=("$!" "${pids[@]}")
 
 echo "==> the suite (label filter: ${filter:-none})"
 rc=0
+# The suite writes report.html and report.yaml into its working directory.
+cd "$work"
 KUBECONFIG="$work/kube/cluster-1.kubeconfig:$work/kube/cluster-2.kubeconfig:$work/kube/cluster-3.kubeconfig" \
 	"$work/conformance.test" --contexts=cluster-1,cluster-2 -ginkgo.label-filter="$filter" -ginkgo.v -ginkgo.timeout=30m \
 	>"$work/suite.log" 2>&1 || rc=$?
