@@ -31,16 +31,6 @@ func userGateway(extra ...map[string]any) *unstructured.Unstructured {
 	}}
 }
 
-func listenerNames(u *unstructured.Unstructured) []string {
-	ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
-	var out []string
-	for _, l := range ls {
-		out = append(out, l.(map[string]any)["name"].(string))
-	}
-	slices.Sort(out)
-	return out
-}
-
 // testGatewayListeners: with tcpListeners: Gateway the member's own
 // Gateway, which the user made, gets the rendered TCP listeners merged in
 // by server-side apply; it keeps its class, labels and listener; a second
@@ -84,7 +74,7 @@ func testGatewayListeners(h *harness) {
 		t.Fatalf("configured %v refused %v; want the Gateway configured", rs[0].Configured, rs[0].Refused)
 	}
 	gw := h.get(c0, gatewayGVK, "gateway-system", "east-west")
-	if got, want := listenerNames(gw), []string{"http", "mcs-tcp-30000", "mcs-tcp-30001"}; !slices.Equal(got, want) {
+	if got, want := envtest.ListenerNames(gw), []string{"http", "mcs-tcp-30000", "mcs-tcp-30001"}; !slices.Equal(got, want) {
 		t.Errorf("listeners %v, want %v: ours merged beside the user's", got, want)
 	}
 	if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); class != "users-class" {
@@ -128,7 +118,7 @@ func testGatewayListeners(h *harness) {
 	if gw.GetDeletionTimestamp() != nil || gw.GetUID() != user.GetUID() {
 		t.Fatal("the user's Gateway was deleted")
 	}
-	if got := listenerNames(gw); !slices.Equal(got, []string{"http"}) {
+	if got := envtest.ListenerNames(gw); !slices.Equal(got, []string{"http"}) {
 		t.Errorf("listeners after unexport %v, want the user's only", got)
 	}
 	if class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName"); class != "users-class" || gw.GetLabels()["team"] != "net" {
@@ -193,7 +183,7 @@ func testGatewayListeners(h *harness) {
 	if len(rs[0].Refused) != 1 || rs[0].Refused[0].Object != id || !strings.Contains(rs[0].Refused[0].Message, "64") {
 		t.Errorf("refused %v, want the Gateway over its 64 listeners", rs[0].Refused)
 	}
-	if got := len(listenerNames(h.get(c0, gatewayGVK, "gateway-system", "east-west"))); got != 63 {
+	if got := len(envtest.ListenerNames(h.get(c0, gatewayGVK, "gateway-system", "east-west"))); got != 63 {
 		t.Errorf("the Gateway has %d listeners, want the user's 63", got)
 	}
 	cleanup(h, []*Applier{a})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -532,11 +531,5 @@ func gatewayListeners(t testing.TB, m *lab.Member) []string {
 	gw := &unstructured.Unstructured{}
 	gw.SetGroupVersionKind(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"})
 	require.NoError(t, m.Cluster.Client.Get(t.Context(), client.ObjectKey{Namespace: lab.GatewayNamespace, Name: lab.GatewayName}, gw))
-	ls, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
-	var out []string
-	for _, l := range ls {
-		out = append(out, l.(map[string]any)["name"].(string))
-	}
-	sort.Strings(out)
-	return out
+	return envtest.ListenerNames(gw)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -174,13 +173,13 @@ func TestGatewayListenersWithOnlyTheMemberRole(t *testing.T) {
 	out := w.sync()
 	assert.Empty(t, out.FailedMembers())
 	gw := memberGateway(t, c1)
-	assert.Equal(t, []string{"http", "mcs-tcp-30000"}, listenerNamesOf(gw))
+	assert.Equal(t, []string{"http", "mcs-tcp-30000"}, envtest.ListenerNames(gw))
 	assert.Equal(t, "users-class", gw.Object["spec"].(map[string]any)["gatewayClassName"])
 
 	unexport(t, c1, "db", "pg")
 	out = w.sync()
 	assert.Empty(t, out.FailedMembers())
-	assert.Equal(t, []string{"http"}, listenerNamesOf(memberGateway(t, c1)), "our listener released, the user's kept")
+	assert.Equal(t, []string{"http"}, envtest.ListenerNames(memberGateway(t, c1)), "our listener released, the user's kept")
 }
 
 // usersGateway is the east-west Gateway a user makes, as
@@ -200,16 +199,6 @@ func memberGateway(t *testing.T, c *envtest.Cluster) *unstructured.Unstructured 
 	gw := usersGateway()
 	require.NoError(t, c.Client.Get(context.Background(), client.ObjectKeyFromObject(gw), gw))
 	return gw
-}
-
-func listenerNamesOf(gw *unstructured.Unstructured) []string {
-	ls, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
-	var out []string
-	for _, l := range ls {
-		out = append(out, l.(map[string]any)["name"].(string))
-	}
-	sort.Strings(out)
-	return out
 }
 
 // attackGatewayWithMemberCredential uses mcs-gitops's member credential
@@ -285,7 +274,7 @@ func attackGatewayWithMemberCredential(t *testing.T, c *envtest.Cluster, kubecon
 	require.NoError(t, apply(map[string]any{"listeners": []any{tcp("mcs-tcp-30005", 30005, "Selector")}}, nil))
 	require.NoError(t, apply(nil, nil), "releasing it")
 	gw := memberGateway(t, c)
-	assert.Equal(t, []string{"http"}, listenerNamesOf(gw))
+	assert.Equal(t, []string{"http"}, envtest.ListenerNames(gw))
 	assert.Equal(t, "users-class", gw.Object["spec"].(map[string]any)["gatewayClassName"])
 }
 

@@ -77,3 +77,19 @@ func (c *Cluster) CreateObjects(ctx context.Context, objs []*unstructured.Unstru
 	}
 	return skipped, nil
 }
+
+// ListenerNames are the names of a Gateway's spec.listeners, sorted: what
+// tests compare to see whose listeners a Gateway holds.
+func ListenerNames(gw *unstructured.Unstructured) []string {
+	ls, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if m, ok := l.(map[string]any); ok {
+			if name, ok := m["name"].(string); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
