@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,6 +54,10 @@ func TestCleanLeftovers(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = orphan.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = orphan.Process.Kill() })
+	// `ip netns exec` enters the namespace after Start returns; a crashed
+	// lab's process is in it already, so wait for that before cleaning
+	// (a CI run cleaned first and the process, not yet in, survived).
+	waitInNetns(t, netnsPrefix+crashed+"-n1", orphan.Process.Pid)
 
 	if err := CleanLeftovers(); err != nil {
 		t.Fatal(err)
@@ -73,4 +79,20 @@ func TestCleanLeftovers(t *testing.T) {
 	if !netnsExists(netnsPrefix + live + "-n1") {
 		t.Error("a running lab's namespace was removed")
 	}
+}
+
+// waitInNetns waits until the namespace lists the process.
+func waitInNetns(t *testing.T, ns string, pid int) {
+	t.Helper()
+	want := strconv.Itoa(pid)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out, err := run("ip", "netns", "pids", ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(strings.Fields(string(out)), want) {
+			return
+		}
+	}
+	t.Fatalf("process %d never entered namespace %s", pid, ns)
 }
