@@ -169,4 +169,3 @@ func TestJoinRefusesSomeoneElsesSecret(t *testing.T) {
 	require.NoError(t, mgmt.Client.Get(ctx, client.ObjectKey{Namespace: "mcs-gitops", Name: "east-kubeconfig"}, &sec))
 	assert.Equal(t, "admin", string(sec.Data["value"]))
 }
-
