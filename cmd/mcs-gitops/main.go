@@ -54,6 +54,6 @@ The repository it renders:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
-		newDiffCommand(), newApplyCommand(), newRunCommand())
+		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand())
 	return root
 }

@@ -1,0 +1,81 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// served is one group version and the resources mcs-gitops needs from it.
+type served struct {
+	groupVersion string
+	resources    []string
+	// optional ones are a warning when missing, not an error.
+	optional bool
+	why      string
+}
+
+// wantServed is what the member must serve: the MCS API at the versions
+// the renderer writes and CoreDNS reads (v1alpha1), the policy CRD, and in
+// gateway mode the Gateway API kinds it renders.
+func wantServed(cfg *v1alpha1.ClusterSet, cm v1alpha1.Member) []served {
+	out := []served{{groupVersion: "multicluster.x-k8s.io/v1alpha1", resources: []string{"serviceexports", "serviceimports"}, why: "the MCS API"}}
+	if v := cfg.Spec.Render.ServiceImportAPIVersion; v != "" && v != "v1alpha1" {
+		out = append(out, served{groupVersion: "multicluster.x-k8s.io/" + string(v), resources: []string{"serviceimports"}, why: "spec.render.serviceImportAPIVersion"})
+	}
+	out = append(out, served{groupVersion: "mcs-gitops.io/v1alpha1", resources: []string{"globaltrafficpolicies"}, optional: true,
+		why: "without it the member's GlobalTrafficPolicies cannot exist"})
+	if cm.Mode == v1alpha1.ModeGateway {
+		res := []string{"gateways", "httproutes", "tcproutes"}
+		if cm.Gateway == nil || cm.Gateway.TCPListeners != v1alpha1.TCPListenersGateway {
+			res = append(res, "listenersets")
+		}
+		out = append(out, served{groupVersion: "gateway.networking.k8s.io/v1", resources: res, why: "gateway mode"})
+	}
+	return out
+}
+
+func (o *Options) crds(cs kubernetes.Interface, cm v1alpha1.Member) Check {
+	c := Check{Name: CheckCRDs, Status: OK}
+	var missing, optional, found []string
+	for _, w := range wantServed(o.Config, cm) {
+		have := map[string]bool{}
+		if list, err := cs.Discovery().ServerResourcesForGroupVersion(w.groupVersion); err == nil {
+			for _, r := range list.APIResources {
+				have[r.Name] = true
+			}
+		}
+		for _, r := range w.resources {
+			name := fmt.Sprintf("%s (%s)", r, w.groupVersion)
+			switch {
+			case have[r]:
+				found = append(found, name)
+			case w.optional:
+				optional = append(optional, name+": "+w.why)
+			default:
+				missing = append(missing, name)
+			}
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		c.Status = Error
+		c.Message = "not served: " + strings.Join(missing, ", ")
+		extra := ""
+		if cm.Mode == v1alpha1.ModeGateway && slices.ContainsFunc(missing, func(s string) bool { return strings.Contains(s, "gateway.networking") }) {
+			extra = " --gateway"
+		}
+		c.Fix = joinFix(cm.Name, extra) + " installs them"
+	case len(optional) > 0:
+		c.Status = Warning
+		c.Message = "not served: " + strings.Join(optional, "; ")
+		c.Fix = joinFix(cm.Name, "") + " installs it"
+	default:
+		c.Message = "served: " + strings.Join(found, ", ")
+	}
+	return c
+}
