@@ -3,6 +3,8 @@ package reconcile
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mcs-gitops/mcs-gitops/buildinfo"
 )
 
 // Metrics are what run exposes on /metrics. Gauges describe the last
@@ -25,7 +27,7 @@ type Metrics struct {
 }
 
 // NewMetrics registers the metrics on a fresh registry, along with the Go
-// runtime and process collectors.
+// runtime and process collectors and the build's identity.
 func NewMetrics() *Metrics {
 	r := prometheus.NewRegistry()
 	m := &Metrics{
@@ -83,6 +85,24 @@ func NewMetrics() *Metrics {
 	}
 	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
 		m.MemberReachable, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	return m
+}
+
+// buildInfo is the conventional *_info gauge: always 1, the build in its
+// labels, so a dashboard can join on it and an alert can name the version.
+func buildInfo(i buildinfo.Info) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcs_gitops_build_info",
+		Help: "Always 1; the labels say which build is running, as `mcs-gitops version` prints it.",
+		ConstLabels: prometheus.Labels{
+			"version":     i.Version,
+			"revision":    i.Revision,
+			"goversion":   i.GoVersion,
+			"mcs_api":     i.Modules["sigs.k8s.io/mcs-api"],
+			"gateway_api": i.Modules["sigs.k8s.io/gateway-api"],
+		},
+	})
+	g.Set(1)
+	return g
 }
