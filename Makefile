@@ -1,7 +1,8 @@
 # mcs-gitops developer and CI entry points. `make` alone lists the targets.
 #
 # Overridable: GO, TESTBIN (where kube-apiserver, etcd, CoreDNS, kube-controller-manager, kube-proxy and Traefik are built; defaults to
-# $MCS_GITOPS_TESTBIN, else ~/.cache/mcs-gitops/testbin), FUZZTIME, BENCH_OUT.
+# $MCS_GITOPS_TESTBIN, else ~/.cache/mcs-gitops/testbin), FUZZTIME, BENCH_OUT;
+# for `make image`: VERSION, IMAGE, IMAGE_ARCH, IMAGE_OUT, CA_CERTS (below).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -18,8 +19,15 @@ BENCH_OUT ?= $(or $(TMPDIR),/tmp)/mcs-gitops-bench.txt
 # Generous: every package that touches a cluster starts real apiservers, and
 # packages run in parallel on however few cores CI has.
 TEST_TIMEOUT ?= 30m
+# The version the binary and the image say they are; the image's tag.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+IMAGE ?= mcs-gitops:$(VERSION)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+IMAGE_OUT ?= _output/image/linux-$(IMAGE_ARCH)
+# The CAs the image trusts: the build machine's (Debian package ca-certificates).
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: help testbin test bench fuzz demo demo-offline generate clean-testbin
+.PHONY: help testbin test bench fuzz demo demo-offline generate image clean-testbin
 
 help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
@@ -57,6 +65,14 @@ demo-offline: ## render the committed demo snapshot offline, no clusters (fixtur
 
 generate: ## go generate ./...
 	$(GO) generate ./...
+
+image: ## build the image IMAGE (mcs-gitops:<git describe>) for linux/IMAGE_ARCH without a container engine: an OCI layout and a docker load tarball in IMAGE_OUT
+	@test -n '$(VERSION)' || { echo 'make image: no version (not a Git checkout?): set VERSION=... and SOURCE_DATE_EPOCH=...' >&2; exit 1; }
+	CGO_ENABLED=0 GOOS=linux GOARCH='$(IMAGE_ARCH)' $(GO) build -trimpath -buildvcs=auto \
+		-ldflags '-s -w -X github.com/mcs-gitops/mcs-gitops/buildinfo.version=$(VERSION)' \
+		-o '$(IMAGE_OUT)/mcs-gitops' ./cmd/mcs-gitops
+	$(GO) run ./build/image --binary '$(IMAGE_OUT)/mcs-gitops' --version '$(VERSION)' --image '$(IMAGE)' \
+		--ca-certs '$(CA_CERTS)' --out '$(IMAGE_OUT)'
 
 clean-testbin: ## delete TESTBIN; the next `make test` rebuilds it
 	@test -n '$(TESTBIN)' && test '$(TESTBIN)' != / || { echo 'refusing to delete TESTBIN=$(TESTBIN)' >&2; exit 1; }
