@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -313,4 +314,132 @@ func TestMemberRoleBeforeTCPListenersStillSyncs(t *testing.T) {
 	unexport(t, c1, "db", "pg")
 	out = w.sync()
 	assert.Empty(t, out.FailedMembers())
+}
+
+// TestMemberPolicyFencesKubeDNS: with deploy/member-rbac and its admission
+// policy in a member, mcs-gitops's identity, which RBAC lets patch and
+// delete any Service and EndpointSlice, can neither change, take over nor
+// delete the cluster's DNS Service kube-system/kube-dns, nor give it
+// endpoints of its own. An administrator's identical requests go
+// through, so each refusal is the policy's.
+func TestMemberPolicyFencesKubeDNS(t *testing.T) {
+	c := envtest.Start(t, 1)[0]
+	ctx := context.Background()
+	grantMemberRole(t, c, ".", "admission-policy")
+	// The member role has no update verb (apply is patch), so a PUT would
+	// stop at RBAC. Grant it here, as another role in a member might, so
+	// that the PUT below reaches the policy too.
+	require.NoError(t, c.Client.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "also-update"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "discovery.k8s.io"}, Resources: []string{"services", "endpointslices"}, Verbs: []string{"update"}}}}))
+	require.NoError(t, c.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "also-update"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "also-update"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "kube-system", Name: "mcs-gitops"}}}))
+	kubeconfig := filepath.Join(t.TempDir(), "member.kubeconfig")
+	require.NoError(t, c.WriteKubeconfigAs(kubeconfig, memberUser,
+		"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"))
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	stolen, err := client.New(rc, client.Options{Scheme: envtest.Scheme()})
+	require.NoError(t, err)
+
+	// kube-dns as kubeadm creates it, and its slice as the endpointslice
+	// controller writes it.
+	dnsLabels := map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}
+	dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns", Labels: dnsLabels},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: []corev1.ServicePort{
+			{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53}, {Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53}}}}
+	require.NoError(t, c.Client.Create(ctx, dns))
+	dnsSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns-x7k2p",
+		Labels: map[string]string{discoveryv1.LabelServiceName: "kube-dns", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: new(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: new("dns"), Protocol: new(corev1.ProtocolUDP), Port: new(int32(53))}}}
+	require.NoError(t, c.Client.Create(ctx, dnsSlice))
+
+	const refused = "ValidatingAdmissionPolicy 'mcs-gitops-member' with binding 'mcs-gitops-member' denied request"
+	// A policy takes a moment to be loaded after it is created.
+	eventually(t, 30*time.Second, func() bool {
+		err := stolen.Delete(ctx, dns.DeepCopy(), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), refused)
+	}, "the admission policy is not enforced")
+
+	ours := map[string]string{render.ManagedByLabel: render.ManagedByValue}
+	mergePatch := func(cl client.Client, obj client.Object, patch string, opts ...client.PatchOption) error {
+		return cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)), opts...)
+	}
+	for _, r := range []struct {
+		name string
+		// do sends the request as cl; dryRun is set for the administrator,
+		// so that every request meets the same kube-dns.
+		do   func(cl client.Client, dryRun []string) error
+		want string
+	}{
+		{"patch kube-dns to select other pods", func(cl client.Client, dryRun []string) error {
+			return mergePatch(cl, dns.DeepCopy(), `{"spec":{"selector":{"k8s-app":"evil-dns"}}}`, &client.PatchOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"patch external IPs onto kube-dns", func(cl client.Client, dryRun []string) error {
+			return mergePatch(cl, dns.DeepCopy(), `{"spec":{"externalIPs":["192.0.2.53"]}}`, &client.PatchOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		// A Service mcs-gitops renders: labelled as its own, selectorless.
+		// Labelling kube-dns so must not make it mcs-gitops's.
+		{"take kube-dns over: label it as mcs-gitops's and drop its selector", func(cl client.Client, dryRun []string) error {
+			return mergePatch(cl, dns.DeepCopy(), `{"metadata":{"labels":{"app.kubernetes.io/managed-by":"mcs-gitops"}},"spec":{"selector":null}}`,
+				&client.PatchOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"server-side apply over kube-dns, as the applier would", func(cl client.Client, dryRun []string) error {
+			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+				"metadata": map[string]any{"namespace": "kube-system", "name": "kube-dns", "labels": map[string]any{render.ManagedByLabel: render.ManagedByValue}},
+				"spec":     map[string]any{"ports": []any{map[string]any{"name": "dns", "protocol": "UDP", "port": int64(53)}}}}}
+			return cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), &client.ApplyOptions{FieldManager: "mcs-gitops", Force: new(true), DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"update (PUT) kube-dns", func(cl client.Client, dryRun []string) error {
+			cur := &corev1.Service{}
+			if err := cl.Get(ctx, client.ObjectKeyFromObject(dns), cur); err != nil {
+				return err
+			}
+			cur.Labels = ours
+			cur.Spec.Selector = nil
+			return cl.Update(ctx, cur, &client.UpdateOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"delete kube-dns", func(cl client.Client, dryRun []string) error {
+			return cl.Delete(ctx, dns.DeepCopy(), &client.DeleteOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"a slice for kube-dns, labelled as mcs-gitops's", func(cl client.Client, dryRun []string) error {
+			return cl.Create(ctx, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns-evil",
+				Labels: map[string]string{render.ManagedByLabel: render.ManagedByValue,
+					discoveryv1.LabelManagedBy: render.EndpointSliceManager, discoveryv1.LabelServiceName: "kube-dns"}},
+				AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"192.0.2.53"}}},
+				Ports: []discoveryv1.EndpointPort{{Name: new("dns"), Protocol: new(corev1.ProtocolUDP), Port: new(int32(53))}}},
+				&client.CreateOptions{DryRun: dryRun})
+		}, "for the Services it derives"},
+		{"a slice for kube-dns, labelled as the endpointslice controller's", func(cl client.Client, dryRun []string) error {
+			s := dnsSlice.DeepCopy()
+			s.ObjectMeta = metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns-evil", Labels: dnsSlice.Labels}
+			s.Endpoints[0].Addresses = []string{"192.0.2.53"}
+			return cl.Create(ctx, s, &client.CreateOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"patch kube-dns's slice to another address", func(cl client.Client, dryRun []string) error {
+			return mergePatch(cl, dnsSlice.DeepCopy(), `{"endpoints":[{"addresses":["192.0.2.53"]}]}`, &client.PatchOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+		{"delete kube-dns's slice", func(cl client.Client, dryRun []string) error {
+			return cl.Delete(ctx, dnsSlice.DeepCopy(), &client.DeleteOptions{DryRun: dryRun})
+		}, "labelled app.kubernetes.io/managed-by=mcs-gitops"},
+	} {
+		err := r.do(stolen, nil)
+		if assert.Error(t, err, r.name) {
+			assert.Contains(t, err.Error(), refused, r.name)
+			assert.Contains(t, err.Error(), r.want, r.name)
+		}
+		assert.NoError(t, r.do(c.Client, []string{metav1.DryRunAll}), "%s, as an administrator", r.name)
+	}
+
+	got := &corev1.Service{}
+	require.NoError(t, c.Client.Get(ctx, client.ObjectKeyFromObject(dns), got))
+	assert.Equal(t, dnsLabels, got.Labels, "kube-dns unchanged")
+	assert.Equal(t, dns.Spec.Selector, got.Spec.Selector, "kube-dns unchanged")
+	assert.Empty(t, got.Spec.ExternalIPs, "kube-dns unchanged")
+	left := &discoveryv1.EndpointSliceList{}
+	require.NoError(t, c.Client.List(ctx, left, client.InNamespace("kube-system"), client.MatchingLabels{discoveryv1.LabelServiceName: "kube-dns"}))
+	require.Len(t, left.Items, 1, "no slice added")
+	assert.Equal(t, []string{"10.244.0.10"}, left.Items[0].Endpoints[0].Addresses, "kube-dns's slice unchanged")
 }
