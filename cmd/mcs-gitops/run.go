@@ -31,6 +31,13 @@ and at most one commit lands per spec.sync.minCommitInterval so endpoint
 churn does not make a commit per pod. A full cycle also runs every
 spec.sync.resyncInterval to repair drift.
 
+It follows its inputs without a restart: when the config file changes (a
+mounted ConfigMap updated, a member added) or a Secret it reads credentials
+from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token
+rotated), it lets a cycle in progress finish, reads the config again,
+reconnects every member and goes on. A config that does not load is logged
+and the running one kept.
+
 With --leader-elect (the default when a management cluster is known) only the
 replica holding the Lease commits and applies; the others stand by.
 
@@ -59,13 +66,16 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 			e.log.Info("serving metrics and probes", "addr", bound)
 
 			lead := func(ctx context.Context) error {
-				repo, err := f.openRepo(ctx, e)
-				if err != nil {
-					return err
-				}
-				return e.loop(repo, m).Run(ctx, reconcile.RunOptions{
-					Grace: grace, Ready: func() { probes.SetReady(true) },
-				})
+				return f.runReloading(ctx, e, func(ctx context.Context) (*env, error) { return f.connect(ctx, cmd) },
+					func(ctx context.Context, e *env) error {
+						repo, err := f.openRepo(ctx, e)
+						if err != nil {
+							return err
+						}
+						return e.loop(repo, m).Run(ctx, reconcile.RunOptions{
+							Grace: grace, Ready: func() { probes.SetReady(true) },
+						})
+					})
 			}
 			if !cmd.Flags().Changed("leader-elect") {
 				leaderElect = e.mgmtConfig != nil

@@ -65,7 +65,8 @@ func TestDeployManifests(t *testing.T) {
 			"PodDisruptionBudget/mcs-gitops/mcs-gitops", "Service/mcs-gitops/mcs-gitops-metrics", "NetworkPolicy/mcs-gitops/mcs-gitops"}},
 		{"cronjob", "cronjob", []string{"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops", "NetworkPolicy/mcs-gitops/mcs-gitops"}},
 		{"controller+servicemonitor", serviceMonitorOverlay, []string{"ServiceMonitor/mcs-gitops/mcs-gitops", "Service/mcs-gitops/mcs-gitops-metrics", "Deployment/mcs-gitops/mcs-gitops"}},
-		{"member-rbac", "member-rbac", []string{"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member"}},
+		{"member-rbac", "member-rbac", []string{"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member", "Role/kube-system/mcs-gitops-corefile-reader"}},
+		{"member-rbac/coredns", "member-rbac/coredns", []string{"ClusterRole//mcs-gitops-coredns", "ClusterRoleBinding//mcs-gitops-coredns"}},
 		{"member-rbac/admission-policy", "member-rbac/admission-policy", []string{"ValidatingAdmissionPolicy//mcs-gitops-member", "ValidatingAdmissionPolicyBinding//mcs-gitops-member"}},
 		{"member-rbac/create-namespaces", "member-rbac/create-namespaces", []string{"ClusterRole//mcs-gitops-member-create-namespaces", "ClusterRoleBinding//mcs-gitops-member-create-namespaces"}},
 	} {
