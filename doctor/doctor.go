@@ -27,13 +27,18 @@ const (
 // Names lists every check, in the order they run.
 var Names = []string{CheckConnect, CheckReachable, CheckIdentity, CheckCRDs, CheckPermissions, CheckCoreDNS, CheckDNSProbe}
 
+// Skippable are the checks --skip may leave out: the first three decide
+// whether anything else can be checked, so skipping one would hide a
+// member nothing was checked on.
+var Skippable = Names[3:]
+
 // Options say what to check.
 type Options struct {
 	Config  *v1alpha1.ClusterSet
 	Members *clusters.Set
 	// Only limits the report to these members; empty means all.
 	Only []string
-	// Skip names checks not to run.
+	// Skip names checks not to run, from Skippable.
 	Skip []string
 	// DNSProbe resolves one imported name per member through its DNS.
 	DNSProbe bool

@@ -60,8 +60,8 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 				return &exitError{2, fmt.Errorf("-o must be text or json, got %q", output)}
 			}
 			for _, s := range skip {
-				if !slices.Contains(doctor.Names, s) {
-					return &exitError{2, fmt.Errorf("--skip %q: checks are %s", s, strings.Join(doctor.Names, ", "))}
+				if !slices.Contains(doctor.Skippable, s) {
+					return &exitError{2, fmt.Errorf("--skip %q: the checks that can be skipped are %s", s, strings.Join(doctor.Skippable, ", "))}
 				}
 			}
 			servers := map[string]string{}
@@ -105,7 +105,7 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 	f.register(cmd, false)
 	fl := cmd.Flags()
 	fl.StringSliceVar(&members, "member", nil, "check only these members (repeatable)")
-	fl.StringSliceVar(&skip, "skip", nil, "checks not to run: "+strings.Join(doctor.Names, ", "))
+	fl.StringSliceVar(&skip, "skip", nil, "checks not to run: "+strings.Join(doctor.Skippable, ", "))
 	fl.BoolVar(&probe, "dns-probe", false, "resolve one imported name per member through its DNS (its kube-dns Service IP must be reachable from here, or use --dns-server)")
 	fl.StringSliceVar(&dnsServers, "dns-server", nil, "<member>=<host:port>: where --dns-probe queries that member's DNS")
 	fl.StringVarP(&output, "output", "o", "text", "text or json")
