@@ -17,11 +17,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
@@ -63,15 +60,7 @@ func newJoined(t *testing.T, n int) *joined {
 	cs := envtest.Start(t, n+1)
 	j := &joined{mgmt: cs[0], members: cs[1:]}
 	ctx := context.Background()
-	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", "deploy", "base"))
-	require.NoError(t, err)
-	var objs []*unstructured.Unstructured
-	for _, r := range res.Resources() {
-		m, err := r.Map()
-		require.NoError(t, err)
-		objs = append(objs, &unstructured.Unstructured{Object: m})
-	}
-	require.NoError(t, envtest.ServerSideApply(ctx, j.mgmt.Client, objs, false))
+	require.NoError(t, envtest.ServerSideApply(ctx, j.mgmt.Client, build(t, filepath.Join("..", "..", "deploy", "base")), false))
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "mgmt.kubeconfig")
 	require.NoError(t, j.mgmt.WriteKubeconfigAs(kc, "system:serviceaccount:mcs-gitops:mcs-gitops",

@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -37,14 +35,7 @@ const memberUser = "system:serviceaccount:kube-system:mcs-gitops"
 func grantMemberRole(t *testing.T, c *envtest.Cluster, dirs ...string) {
 	t.Helper()
 	for _, d := range dirs {
-		res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", "deploy", "member-rbac", d))
-		require.NoError(t, err)
-		var objs []*unstructured.Unstructured
-		for _, r := range res.Resources() {
-			m, err := r.Map()
-			require.NoError(t, err)
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
+		objs := build(t, filepath.Join("..", "..", "deploy", "member-rbac", d))
 		require.NoError(t, envtest.ServerSideApply(context.Background(), c.Client, objs, false))
 	}
 }
