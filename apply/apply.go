@@ -47,6 +47,12 @@ type Applier struct {
 	// AllowEmpty lets ApplyAll apply a commit without a directory for this
 	// member, which prunes everything applied there before.
 	AllowEmpty bool
+	// StatusOnly writes what only mcs-gitops can (ServiceImport spec.ips
+	// and status, ServiceExport conditions, GlobalTrafficPolicy status) and
+	// applies, prunes and creates nothing: another applier (Flux, Argo CD)
+	// applies the member's directory. An import that applier has not
+	// created yet is skipped until the next cycle.
+	StatusOnly bool
 
 	// inputs is the member's committed snapshot, when the files ApplyAll
 	// was given hold it (see writeReport).
@@ -167,6 +173,9 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	desired, err := a.prepare(objects)
 	if err != nil {
 		return fail(err)
+	}
+	if a.StatusOnly {
+		return a.statusOnly(ctx, desired, report, res, t)
 	}
 	// Outside the contract is refused before anything is sent, and stays
 	// in desired so that prune keeps whatever was applied under that name.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"reflect"
 	"slices"
 	"time"
@@ -57,6 +58,10 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 			live := &unstructured.Unstructured{}
 			live.SetGroupVersionKind(d.obj.GroupVersionKind())
 			if err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), live); err != nil {
+				if a.StatusOnly && apierrors.IsNotFound(err) {
+					a.log().Info("import not applied yet by the member's applier; its status waits for the next cycle", "import", describe(d.obj))
+					return nil
+				}
 				return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 			}
 			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, note)

@@ -39,6 +39,9 @@ func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Repo
 // applyFiles applies one commit's files to the members in only (all when
 // only is nil).
 func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
+	if l.Apply == ApplyNone && only != nil {
+		return nil
+	}
 	var targets []*apply.Applier
 	for _, m := range l.Members.Members() {
 		if only != nil && !only[m.Name] {
@@ -49,8 +52,12 @@ func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *
 		}
 		a := apply.New(m.Client, l.Config.Metadata.Name, l.contractOf(m.Name), l.log())
 		a.AllowEmpty = allowEmpty
-		if only != nil {
-			// A sync cycle; apply --ref (only == nil) always applies in full.
+		switch {
+		case only == nil:
+			// apply --ref always applies in full.
+		case l.Apply == ApplyStatusOnly:
+			a.StatusOnly = true
+		default:
 			a.Memory = l.memory(m.Name)
 		}
 		a.Builds = l.buildCache(m.Name)

@@ -32,6 +32,10 @@ type Loop struct {
 	Log         *slog.Logger
 	// Metrics may be nil.
 	Metrics *Metrics
+	// Apply says what a cycle does to the members after it commits:
+	// ApplyAll (the default), ApplyStatusOnly (another applier applies
+	// the directories) or ApplyNone.
+	Apply ApplyMode
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
 
@@ -51,6 +55,21 @@ type Loop struct {
 	// norm remembers each member's last normalized snapshot.
 	norm *clusters.NormalizeCache
 }
+
+// ApplyMode is what a cycle does to the members after it commits.
+type ApplyMode string
+
+// Apply modes; docs/flux-argo.md says when to use which.
+const (
+	// ApplyAll applies every member's directory and writes status.
+	ApplyAll ApplyMode = "all"
+	// ApplyStatusOnly writes only what mcs-gitops alone can write (import
+	// spec.ips and status, export conditions, policy status), for members
+	// whose directories Flux or Argo CD applies.
+	ApplyStatusOnly ApplyMode = "status-only"
+	// ApplyNone collects, renders, commits and pushes only.
+	ApplyNone ApplyMode = "none"
+)
 
 func (l *Loop) normalized() *clusters.NormalizeCache {
 	l.cacheMu.Lock()

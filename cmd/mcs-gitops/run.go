@@ -106,6 +106,7 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 		},
 	}
 	f.register(cmd, true)
+	f.registerApply(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "metrics-addr", ":8080", "address serving /metrics, /healthz and /readyz")
 	fl.BoolVar(&leaderElect, "leader-elect", true, "hold a Lease in the management cluster so only one replica commits (default true when a management cluster is known)")

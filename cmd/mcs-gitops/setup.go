@@ -32,6 +32,14 @@ type loopFlags struct {
 	management string
 	logFormat  string
 	logLevel   string
+	apply      string
+}
+
+// registerApply adds --apply, for the commands that apply after they
+// commit (sync, run).
+func (f *loopFlags) registerApply(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.apply, "apply", string(reconcile.ApplyAll),
+		"what to do to the members after committing: all (apply and write status), status-only (Flux or Argo CD applies the directories; write only import IPs and status, export conditions and policy status), none (commit and push only); see docs/flux-argo.md")
 }
 
 func (f *loopFlags) register(cmd *cobra.Command, withRepo bool) {
@@ -69,6 +77,7 @@ type env struct {
 	mgmtConfig  *rest.Config
 	mgmt        client.Client
 	members     *clusters.Set
+	apply       reconcile.ApplyMode
 }
 
 // connect loads the config and builds the member clients. Any failure
@@ -94,7 +103,14 @@ func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, erro
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
-	e := &env{cfg: cfg, configBytes: data, log: log}
+	e := &env{cfg: cfg, configBytes: data, log: log, apply: reconcile.ApplyAll}
+	switch m := reconcile.ApplyMode(f.apply); m {
+	case "", reconcile.ApplyAll:
+	case reconcile.ApplyStatusOnly, reconcile.ApplyNone:
+		e.apply = m
+	default:
+		return nil, &exitError{2, fmt.Errorf("--apply must be all, status-only or none, got %q", f.apply)}
+	}
 	if e.mgmtConfig, err = f.managementConfig(); err != nil {
 		return nil, &exitError{2, err}
 	}
@@ -209,5 +225,5 @@ func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *r
 
 // loop builds the reconcile loop over an open repository.
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
-	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m}
+	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply}
 }

@@ -55,6 +55,7 @@ condition.
 		},
 	}
 	f.register(cmd, true)
+	f.registerApply(cmd)
 	return cmd
 }
 
