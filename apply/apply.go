@@ -53,6 +53,11 @@ type Applier struct {
 	// applies the member's directory. An import that applier has not
 	// created yet is skipped until the next cycle.
 	StatusOnly bool
+	// Events, when set, receives an Event per change of an export's,
+	// import's or policy's state, in the member; Commit is the commit
+	// being applied, named in each.
+	Events Events
+	Commit string
 
 	// inputs is the member's committed snapshot, when the files ApplyAll
 	// was given hold it (see writeReport).

@@ -47,6 +47,7 @@ func (a *Applier) writePolicyStatus(ctx context.Context, live *unstructured.Unst
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
+	a.policyEvents(live, have.Conditions, want.Conditions, have.Clusters, want.Clusters)
 	note(id + " status")
 	return nil
 }

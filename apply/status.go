@@ -271,6 +271,7 @@ func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, live *
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 	}
+	a.importEvents(live, have, want)
 	note(describe(d.obj) + " status")
 	return nil
 }
@@ -314,6 +315,7 @@ func (a *Applier) writeExportStatus(ctx context.Context, live *unstructured.Unst
 	if err := a.applyStatus(ctx, u); err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
+	a.exportEvents(live, have, want)
 	note(id + " status")
 	return nil
 }

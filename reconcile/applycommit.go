@@ -19,7 +19,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 	if err != nil {
 		return nil, err
 	}
-	return l.applyFiles(ctx, files, report, only, allowEmpty), nil
+	return l.applyFiles(ctx, commit, files, report, only, allowEmpty), nil
 }
 
 // readCommit reads what apply needs from commit: its files under
@@ -38,7 +38,7 @@ func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Repo
 
 // applyFiles applies one commit's files to the members in only (all when
 // only is nil).
-func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
+func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
 	if l.Apply == ApplyNone && only != nil {
 		return nil
 	}
@@ -61,6 +61,7 @@ func (l *Loop) applyFiles(ctx context.Context, files map[string][]byte, report *
 			a.Memory = l.memory(m.Name)
 		}
 		a.Builds = l.buildCache(m.Name)
+		a.Events, a.Commit = l.eventsFor(m), commit.String()
 		targets = append(targets, a)
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)

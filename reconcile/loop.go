@@ -36,6 +36,9 @@ type Loop struct {
 	// ApplyAll (the default), ApplyStatusOnly (another applier applies
 	// the directories) or ApplyNone.
 	Apply ApplyMode
+	// Events turns on Kubernetes Events on exports, imports and policies
+	// in each member; call CloseEvents when done.
+	Events bool
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
 
@@ -45,6 +48,8 @@ type Loop struct {
 	// builds keep, per member, the kustomize output of each chunk of its
 	// directory, so a cycle builds only the files that changed.
 	builds sync.Map // member name -> *apply.BuildCache
+	// recorders hold each member's event broadcaster (Events).
+	recorders sync.Map // member name -> *memberEvents
 
 	cacheMu sync.Mutex
 	// committed is what commit committedAt says (readCommitted).

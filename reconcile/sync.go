@@ -106,7 +106,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	l.observeReport(pub.report)
 
 	applyStart := time.Now()
-	out.Applied = l.applyFiles(ctx, pub.files, pub.report, readable(out.Collected), false)
+	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
 	out.Took.Apply = time.Since(applyStart)
 	if failed := out.FailedMembers(); len(failed) > 0 {
 		l.finish(out, start, "partial")

@@ -50,6 +50,7 @@ deleted is printed.
 				return &exitError{2, fmt.Errorf("--ref %s: %w", ref, err)}
 			}
 			results, err := loop.ApplyRef(cmd.Context(), hash, allowEmpty)
+			loop.CloseEvents(eventsFlush)
 			printOutcome(cmd.OutOrStdout(), &reconcile.Outcome{Applied: results})
 			for _, r := range results {
 				for _, d := range r.Deleted {

@@ -72,7 +72,9 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 						if err != nil {
 							return err
 						}
-						return e.loop(repo, m).Run(ctx, reconcile.RunOptions{
+						loop := e.loop(repo, m)
+						defer loop.CloseEvents(eventsFlush)
+						return loop.Run(ctx, reconcile.RunOptions{
 							Grace: grace, Ready: func() { probes.SetReady(true) },
 						})
 					})

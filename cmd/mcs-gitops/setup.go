@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -223,7 +224,12 @@ func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *r
 	return e, e.loop(repo, m), nil
 }
 
-// loop builds the reconcile loop over an open repository.
+// eventsFlush bounds how long a command waits, before it exits, for the
+// Kubernetes Events its last cycle emitted to be written.
+const eventsFlush = 5 * time.Second
+
+// loop builds the reconcile loop over an open repository, with Events on;
+// whoever runs it calls CloseEvents.
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
-	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply}
+	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply, Events: true}
 }

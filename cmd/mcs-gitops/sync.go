@@ -50,6 +50,7 @@ condition.
 				return err
 			}
 			out, err := loop.Sync(cmd.Context())
+			loop.CloseEvents(eventsFlush)
 			printOutcome(cmd.OutOrStdout(), out)
 			return loopExit(err)
 		},

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+// eventsOf lists the events.k8s.io Events of kind/name in namespace ns of
+// m, as "Type Reason: note".
+func eventsOf(t *testing.T, m *envtest.Cluster, ns, kind, name string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, m.Client.List(context.Background(), &list, client.InNamespace(ns)))
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
+			assert.NotEmpty(t, e.Regarding.UID, "kubectl describe matches events by UID")
+			assert.Equal(t, "mcs-gitops", e.ReportingController)
+			out = append(out, fmt.Sprintf("%s %s: %s", e.Type, e.Reason, e.Note))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEventsTellTheStory: an export, the imports it makes and a conflict
+// each leave Events on the object in its member, naming the commit; a
+// cycle that changes nothing emits none.
+func TestEventsTellTheStory(t *testing.T) {
+	w := newWorld(t, 2, "")
+	w.loop.Events = true
+	ctx := context.Background()
+	c1, c2 := w.member("cluster-1"), w.member("cluster-2")
+	export(t, c1, "shop", "cart", 80, "10.1.0.10")
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "shop"))
+	out := w.sync()
+	w.loop.CloseEvents(10 * time.Second)
+	commit := out.Commit.String()[:12]
+	assert.Equal(t, []string{"Normal Exported: exported to the ClusterSet (commit " + commit + ")"},
+		eventsOf(t, c1, "shop", "ServiceExport", "cart"))
+	assert.Equal(t, []string{"Normal Imported: imported from cluster-1 (commit " + commit + ")"},
+		eventsOf(t, c2, "shop", "ServiceImport", "cart"))
+
+	// Nothing changes: no new Event.
+	w.sync()
+	w.loop.CloseEvents(10 * time.Second)
+	assert.Len(t, eventsOf(t, c1, "shop", "ServiceExport", "cart"), 1)
+
+	// cluster-2 exports the same service on another port: a conflict, and
+	// the import's sources change.
+	export(t, c2, "shop", "cart", 8000, "10.2.0.10")
+	out = w.sync()
+	w.loop.CloseEvents(10 * time.Second)
+	commit = out.Commit.String()[:12]
+	got := eventsOf(t, c2, "shop", "ServiceExport", "cart")
+	require.Len(t, got, 1, "%v", got)
+	assert.Regexp(t, `^Warning Conflict: .*8000.* \(commit `+commit+`\)$`, got[0])
+	assert.Contains(t, eventsOf(t, c2, "shop", "ServiceImport", "cart"),
+		"Normal SourcesChanged: imported from cluster-1, cluster-2 (was cluster-1) (commit "+commit+")")
+}
