@@ -54,7 +54,7 @@ The repository it renders:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
-		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand())
+		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand())
 	setVersion(root)
 	return root
 }
