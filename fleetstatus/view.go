@@ -178,7 +178,9 @@ func services(report *render.Report, live map[string]liveMember, o Options) []Se
 		}
 		out = append(out, sv)
 	}
-	slices.SortFunc(out, func(a, b Service) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b Service) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 
