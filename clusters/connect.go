@@ -61,6 +61,17 @@ type Member struct {
 	reuse readReuse
 }
 
+// LocalConfigError is a member client that cannot be built because of
+// this machine's configuration: its kubeconfig file is missing, unreadable
+// or unparsable, lacks the context, or refers to files that do not load.
+// Waiting does not fix it, so callers treat it as bad input rather than a
+// member outage; a kubeconfig Secret that does not exist yet is not one
+// (member join writes it later).
+type LocalConfigError struct{ Err error }
+
+func (e *LocalConfigError) Error() string { return e.Err.Error() }
+func (e *LocalConfigError) Unwrap() error { return e.Err }
+
 // Set is every member of a ClusterSet, in config order.
 type Set struct {
 	members []*Member
@@ -101,6 +112,11 @@ func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) 
 		cfg, err := memberConfig(ctx, m, opts)
 		if err == nil {
 			err = mem.build(cfg)
+			// A kubeconfig file's client fails to build only on what the
+			// file says (a CA or key file that does not load).
+			if err != nil && m.Kubeconfig.Path != "" {
+				err = &LocalConfigError{err}
+			}
 		}
 		if err != nil {
 			mem.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err))
@@ -162,7 +178,11 @@ func memberConfig(ctx context.Context, m v1alpha1.Member, opts ConnectOptions) (
 		if !filepath.IsAbs(p) && opts.BaseDir != "" {
 			p = filepath.Join(opts.BaseDir, p)
 		}
-		return kubeconfigFile(p, k.Context)
+		cfg, err := kubeconfigFile(p, k.Context)
+		if err != nil {
+			return nil, &LocalConfigError{err}
+		}
+		return cfg, nil
 	case k.SecretRef != nil:
 		if opts.Management == nil {
 			return nil, fmt.Errorf("kubeconfig Secret %s/%s: no management cluster to read it from", k.SecretRef.Namespace, k.SecretRef.Name)

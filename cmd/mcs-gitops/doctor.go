@@ -72,7 +72,7 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 				}
 				servers[name] = addr
 			}
-			e, err := f.connect(cmd.Context(), cmd)
+			e, err := f.connectMembers(cmd.Context(), cmd)
 			if err != nil {
 				return err
 			}

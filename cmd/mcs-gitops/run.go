@@ -35,8 +35,9 @@ It follows its inputs without a restart: when the config file changes (a
 mounted ConfigMap updated, a member added) or a Secret it reads credentials
 from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token
 rotated), it lets a cycle in progress finish, reads the config again,
-reconnects every member and goes on. A config that does not load is logged
-and the running one kept.
+reconnects every member and goes on. A config that does not load, or names
+a member kubeconfig file that is missing, does not parse or lacks its
+context, is logged and the running one kept; at start it exits 2.
 
 With --leader-elect (the default when a management cluster is known) only the
 replica holding the Lease commits and applies; the others stand by.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -82,9 +83,32 @@ type env struct {
 }
 
 // connect loads the config and builds the member clients. Any failure
-// here is a usage or input error (exit 2); an unreachable member is not a
-// failure yet, Collect finds it.
+// here is a usage or input error (exit 2), a member's kubeconfig file that
+// does not load included: recorded as an outage it would be committed as
+// one, and waiting does not fix it. An unreachable member is not a failure
+// yet, Collect finds it, and neither is a kubeconfig Secret that does not
+// exist yet (member join writes it; run reloads when it appears).
 func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, error) {
+	e, err := f.connectMembers(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var local []error
+	for _, m := range e.members.Members() {
+		var le *clusters.LocalConfigError
+		if errors.As(m.Err, &le) {
+			local = append(local, m.Err)
+		}
+	}
+	if len(local) > 0 {
+		return nil, &exitError{2, fmt.Errorf("%s: %w", f.config, errors.Join(local...))}
+	}
+	return e, nil
+}
+
+// connectMembers is connect for doctor, which reports a member whose
+// client cannot be built, whatever the cause, as a failed check.
+func (f *loopFlags) connectMembers(ctx context.Context, cmd *cobra.Command) (*env, error) {
 	log, err := f.logger(cmd)
 	if err != nil {
 		return nil, err

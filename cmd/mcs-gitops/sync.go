@@ -13,8 +13,10 @@ import (
 const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
 member could not be read or applied, refused an object, or holds an object
 that does not load (each named on stderr; everything else is done); 2
-invalid config, flags or input; 3 the repository could not be cloned,
-committed to or pushed (nothing was applied).`
+invalid config, flags or input, a member's kubeconfig file that is missing,
+does not parse or lacks the context included (nothing was committed); 3 the
+repository could not be cloned, committed to or pushed (nothing was
+applied).`
 
 func newSyncCommand() *cobra.Command {
 	var f loopFlags
