@@ -20,6 +20,10 @@ import (
 type Changes struct {
 	Written []string
 	Removed []string
+	// Added are the written paths that had no regular file on disk (each
+	// is also in Written; the rest differed), as DiffTree and WriteTree
+	// find them. Repo.Changes, which compares with a commit, leaves it nil.
+	Added []string
 	// Unsafe are entries under the roots that were symbolic links, named
 	// pipes, sockets or devices. None is ever read or written through:
 	// WriteTree deletes each (the link, never its target) and DiffTree
@@ -127,6 +131,7 @@ func plan(dir string, files map[string][]byte, roots []string) (*treePlan, error
 		}
 		if state[i] == 2 {
 			pl.missing[p] = true
+			pl.Added = append(pl.Added, p)
 		}
 	}
 	for _, list := range [][]string{existing, unsafe} {

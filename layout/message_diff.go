@@ -125,27 +125,10 @@ func (d *reportDiff) events() []string {
 // body is the per-member and per-topic listing; empty when nothing in
 // the reports changed and there is no health event.
 func (d *reportDiff) body(health []string) string {
-	type memberLines struct{ add, gone, changed []string }
-	members := map[string]*memberLines{}
-	get := func(m string) *memberLines {
-		if members[m] == nil {
-			members[m] = &memberLines{}
-		}
-		return members[m]
-	}
 	var exports, conflicts, endpoints, policies []string
 	for _, s := range d.services {
 		for _, p := range s.policies {
 			policies = append(policies, s.key+" in "+p)
-		}
-		for _, m := range s.importsAdded {
-			get(m).add = append(get(m).add, fmt.Sprintf("+ %s (%s from %s)", s.key, s.next.Type, strings.Join(validExporters(s.next), ", ")))
-		}
-		for _, m := range s.importsGone {
-			get(m).gone = append(get(m).gone, "- "+s.key)
-		}
-		for _, m := range s.changedIn {
-			get(m).changed = append(get(m).changed, "~ "+s.key)
 		}
 		for _, m := range s.exportsAdded {
 			exports = append(exports, fmt.Sprintf("+ %s from %s", s.key, m))
@@ -183,14 +166,8 @@ func (d *reportDiff) body(health []string) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	names := make([]string, 0, len(members))
-	for m := range members {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		l := members[m]
-		section("Imports in "+m, append(append(l.add, l.gone...), l.changed...))
+	for _, mc := range d.memberChanges(nil) {
+		section("Imports in "+mc.Member, d.importLines(mc))
 	}
 	section("Traffic policies", policies)
 	section("Exports", exports)
@@ -202,6 +179,80 @@ func (d *reportDiff) body(health []string) string {
 	}
 	section("Members", hl)
 	return b.String()
+}
+
+// MemberChange is what a change does to one member's imports: the
+// services (namespace/name, sorted) whose import it adds or removes, and
+// those still imported whose files under clusters/<member>/ it changes.
+type MemberChange struct {
+	Member  string   `json:"member"`
+	Added   []string `json:"importsAdded"`
+	Removed []string `json:"importsRemoved"`
+	Changed []string `json:"importsChanged"`
+}
+
+// Empty reports whether the change leaves the member's imports alone.
+func (m MemberChange) Empty() bool {
+	return len(m.Added) == 0 && len(m.Removed) == 0 && len(m.Changed) == 0
+}
+
+// memberChanges lists every member in members, in that order, then any
+// other member the change touches, sorted; without members, only the
+// touched ones. Lists are never nil, so JSON shows [] for none.
+func (d *reportDiff) memberChanges(members []string) []MemberChange {
+	byName := map[string]*MemberChange{}
+	var order []string
+	get := func(m string) *MemberChange {
+		if byName[m] == nil {
+			byName[m] = &MemberChange{Member: m, Added: []string{}, Removed: []string{}, Changed: []string{}}
+			order = append(order, m)
+		}
+		return byName[m]
+	}
+	for _, m := range members {
+		get(m)
+	}
+	listed := len(order)
+	for _, s := range d.services {
+		for _, m := range s.importsAdded {
+			get(m).Added = append(get(m).Added, s.key)
+		}
+		for _, m := range s.importsGone {
+			get(m).Removed = append(get(m).Removed, s.key)
+		}
+		for _, m := range s.changedIn {
+			get(m).Changed = append(get(m).Changed, s.key)
+		}
+	}
+	sort.Strings(order[listed:])
+	out := make([]MemberChange, len(order))
+	for i, m := range order {
+		out[i] = *byName[m]
+	}
+	return out
+}
+
+// importLines are a member's import changes as the message body lists
+// them: "+ ns/name (Type from exporters)", "- ns/name", "~ ns/name".
+func (d *reportDiff) importLines(mc MemberChange) []string {
+	var out []string
+	for _, k := range mc.Added {
+		s := d.service(k)
+		out = append(out, fmt.Sprintf("+ %s (%s from %s)", k, s.next.Type, strings.Join(validExporters(s.next), ", ")))
+	}
+	for _, k := range mc.Removed {
+		out = append(out, "- "+k)
+	}
+	for _, k := range mc.Changed {
+		out = append(out, "~ "+k)
+	}
+	return out
+}
+
+// service is the diff of the service called key (namespace/name).
+func (d *reportDiff) service(key string) *svcDiff {
+	i := sort.Search(len(d.services), func(i int) bool { return d.services[i].key >= key })
+	return d.services[i]
 }
 
 // policyChanges lists the consumers whose GlobalTrafficPolicy now gives

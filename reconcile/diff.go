@@ -13,6 +13,12 @@ type Pending struct {
 	Message string
 	Patch   string
 	Files   int
+	// Changes are the files under the repository sub-path the commit
+	// would write (Added: new ones) and remove.
+	Changes *gitsync.Changes
+	// Review is what the commit would do per member, and the problems
+	// after it, from the same diff as Message.
+	Review *layout.Review
 	// Unread lists members that could not be read; their last committed
 	// snapshot stands in.
 	Unread []string
@@ -44,9 +50,14 @@ func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	if err != nil {
 		return nil, &RepoError{err}
 	}
-	p.Patch, p.Files = patch, len(changes.Written)+len(changes.Removed)
+	p.Patch, p.Files, p.Changes = patch, len(changes.Written)+len(changes.Removed), changes
 	if p.Files > 0 {
 		p.Message = tr.message(changes)
 	}
+	names := make([]string, len(l.Config.Spec.Members))
+	for i, m := range l.Config.Spec.Members {
+		names[i] = m.Name
+	}
+	p.Review = layout.NewReview(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, names)
 	return p, nil
 }

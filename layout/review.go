@@ -1,0 +1,92 @@
+package layout
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// Review is what a change does, for a person reviewing it in CI: the
+// subject its commit message would have, each member's import changes,
+// and the problems of the world after it. It is made by the same diff as
+// the commit message, so the two never disagree.
+type Review struct {
+	// Subject is the commit message's subject, Events all it summarizes
+	// (the subject cuts them off with "+N more").
+	Subject  string
+	Events   []string
+	Members  []MemberChange
+	Problems []render.Problem
+}
+
+// NewReview compares prev (nil or empty: nothing rendered yet) with next.
+// Every member in members is listed, in that order, changed or not.
+func NewReview(prev, next *render.Report, c *Changes, members []string) *Review {
+	d := diffReports(prev, next, c)
+	r := &Review{Members: d.memberChanges(members), Problems: next.Problems()}
+	r.Events = d.events()
+	if len(r.Events) == 0 {
+		r.Events = fallbackEvents(c)
+	}
+	if len(r.Events) > 0 {
+		r.Subject = subject(r.Events)
+	}
+	return r
+}
+
+// Markdown is the review as a GitHub job summary or a GitLab merge request
+// note: a heading, a table of per-member counts, each member's import
+// changes, then the problems. Byte-for-byte the same for the same input.
+func (r *Review) Markdown() string {
+	var b strings.Builder
+	subj := r.Subject
+	if subj == "" {
+		subj = "no change"
+	}
+	fmt.Fprintf(&b, "## mcs-gitops: %s\n\n", mdEscape(subj))
+	if len(r.Events) > 1 {
+		for _, e := range r.Events {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(e))
+		}
+		b.WriteString("\n")
+	}
+	perMember := map[string]int{}
+	for _, p := range r.Problems {
+		perMember[p.Member]++
+	}
+	b.WriteString("| member | imports added | imports removed | imports changed | problems |\n|---|---:|---:|---:|---:|\n")
+	for _, m := range r.Members {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", m.Member, len(m.Added), len(m.Removed), len(m.Changed), perMember[m.Member])
+	}
+	for _, m := range r.Members {
+		if m.Empty() {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n", m.Member)
+		for _, k := range m.Added {
+			fmt.Fprintf(&b, "- import added: `%s`\n", k)
+		}
+		for _, k := range m.Removed {
+			fmt.Fprintf(&b, "- import removed: `%s`\n", k)
+		}
+		for _, k := range m.Changed {
+			fmt.Fprintf(&b, "- import changed: `%s`\n", k)
+		}
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(&b, "\n### Problems (%d)\n\n", len(r.Problems))
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "- **%s** %s\n", p.Kind, mdEscape(oneLine(p.String())))
+		}
+	}
+	return b.String()
+}
+
+// mdEscape keeps text from a report (a condition message, a service name)
+// from being read as Markdown or HTML.
+func mdEscape(s string) string {
+	return mdSpecial.Replace(s)
+}
+
+var mdSpecial = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "|", `\|`, "[", `\[`, "]", `\]`)
