@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -32,11 +33,7 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	names := make([]string, len(cfg.Spec.Members))
-	for i, m := range cfg.Spec.Members {
-		names[i] = m.Name
-	}
-	snaps, err := snapshot.LoadDir(f.inputs, names)
+	snaps, err := snapshot.LoadDir(f.inputs, memberNames(cfg))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,6 +61,7 @@ func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output,
 
 func newRenderCommand() *cobra.Command {
 	var src sourceFlags
+	var ci ciFlags
 	var out string
 	var check bool
 	cmd := &cobra.Command{
@@ -92,7 +90,13 @@ could not be read or written (disk full, permissions; nothing was changed).`,
   mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, result, err := src.render(out)
+			if err := ci.check(); err != nil {
+				return err
+			}
+			if !check && (ci.json() || ci.summary != "") {
+				return &exitError{2, errors.New("-o json and --summary go with --check; render itself prints one line")}
+			}
+			cfg, result, err := src.render(out)
 			if err != nil {
 				return err
 			}
@@ -107,13 +111,25 @@ could not be read or written (disk full, permissions; nothing was changed).`,
 					return treeExit(out, err)
 				}
 				warnUnsafe(cmd, changes)
+				if err := ci.summarize(out, cfg, result, changes); err != nil {
+					return err
+				}
+				w := cmd.OutOrStdout()
+				switch {
+				case ci.json():
+					if err := writeJSON(w, renderCheckJSON{Stale: !changes.Empty(), Files: changedFiles(changes)}); err != nil {
+						return err
+					}
+				case changes.Empty():
+					fmt.Fprintln(w, "rendered output is current")
+				default:
+					fmt.Fprint(w, diff)
+				}
 				if changes.Empty() {
-					fmt.Fprintln(cmd.OutOrStdout(), "rendered output is current")
 					return nil
 				}
-				fmt.Fprint(cmd.OutOrStdout(), diff)
-				return &exitError{1, fmt.Errorf("rendered output under %s is stale: %d file(s) differ, %d stale; run mcs-gitops render",
-					filepath.Clean(out), len(changes.Written), len(changes.Removed))}
+				return &exitError{1, fmt.Errorf("rendered output under %s is stale: %s; run mcs-gitops render",
+					filepath.Clean(out), staleCounts(changes))}
 			}
 			changes, err := gitsync.WriteTree(out, files, roots)
 			if err != nil {
@@ -128,11 +144,14 @@ could not be read or written (disk full, permissions; nothing was changed).`,
 	src.register(cmd)
 	cmd.Flags().StringVar(&out, "out", ".", "directory of the rendered repository (clusters/ and status/ are written under it)")
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 1 with a unified diff if the output under --out is stale")
+	ci.register(cmd)
 	return cmd
 }
 
 func newValidateCommand() *cobra.Command {
 	var src sourceFlags
+	var ci ciFlags
+	var failOn string
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the ClusterSet config and every member's snapshot",
@@ -143,33 +162,126 @@ objects are errors naming the object), then renders in memory and prints what
 is not healthy, the same lines as the Problems of status/SUMMARY.md: invalid
 exports (gateway-mode validation included), conflicts, exports not ready,
 members without the namespace, traffic policies not applied, and per-service
-warnings (e.g. a member that cannot reach another's endpoints). Problems are
-not errors: it writes nothing and exits 0.
+warnings (e.g. a member that cannot reach another's endpoints). It writes
+nothing. Problems are not errors unless --fail-on names their kind:
+Invalid, Conflict, NotReady, MissingNamespace, Warning or Policy, in any
+case, comma-separated.
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
-Exit codes: 0 valid, 2 invalid.`,
-		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/`,
-		Args:    cobra.NoArgs,
+-o json prints {members, services, warnings, problems: [{kind, service,
+member, reason, message}]}. --summary appends a Markdown summary to a file:
+per member, the imports added, removed and changed relative to the rendered
+tree beside --inputs (status/ and clusters/), and the problems.
+
+Exit codes: 0 valid; 1 a problem of a kind in --fail-on (each listed on
+stderr); 2 invalid; 3 --summary could not be written.`,
+		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/
+
+  # in CI: fail on conflicts and invalid exports, summarize for the job page
+  mcs-gitops validate --fail-on=conflict,invalid --summary "$GITHUB_STEP_SUMMARY"`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, result, err := src.render(filepath.Dir(filepath.Clean(src.inputs)))
+			if err := ci.check(); err != nil {
+				return err
+			}
+			fail, err := parseFailOn(failOn)
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			for _, warn := range result.Report.Warnings {
-				fmt.Fprintln(w, "warning:", warn)
+			repo := filepath.Dir(filepath.Clean(src.inputs))
+			cfg, result, err := src.render(repo)
+			if err != nil {
+				return err
+			}
+			if ci.summary != "" {
+				files, err := layout.Files(result)
+				if err != nil {
+					return err
+				}
+				_, changes, err := gitsync.DiffTree(repo, files, layout.RenderRoots)
+				if err != nil {
+					return treeExit(repo, err)
+				}
+				if err := ci.summarize(repo, cfg, result, changes); err != nil {
+					return err
+				}
 			}
 			problems := result.Report.Problems()
-			for _, p := range problems {
-				fmt.Fprintln(w, p)
+			w := cmd.OutOrStdout()
+			if ci.json() {
+				services := make([]string, len(result.Report.Services))
+				for i, s := range result.Report.Services {
+					services[i] = s.Namespace + "/" + s.Name
+				}
+				err := writeJSON(w, validateJSON{Members: memberNames(cfg), Services: services,
+					Warnings: orEmpty(result.Report.Warnings), Problems: problemsJSON(problems)})
+				if err != nil {
+					return err
+				}
+			} else {
+				for _, warn := range result.Report.Warnings {
+					fmt.Fprintln(w, "warning:", warn)
+				}
+				for _, p := range problems {
+					fmt.Fprintln(w, p)
+				}
+				fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
+					len(cfg.Spec.Members), len(result.Report.Services), len(problems))
 			}
-			fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
-				len(cfg.Spec.Members), len(result.Report.Services), len(problems))
+			var failed []string
+			for _, p := range problems {
+				if fail[p.Kind] {
+					failed = append(failed, fmt.Sprintf("%s: %s", p.Kind, p))
+				}
+			}
+			if len(failed) > 0 {
+				return &exitError{1, fmt.Errorf("%d problem(s) of a kind in --fail-on:\n  %s", len(failed), strings.Join(failed, "\n  "))}
+			}
 			return nil
 		},
 	}
 	src.register(cmd)
+	ci.register(cmd)
+	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit 1 when a problem of one of these kinds is found: a comma list of invalid, conflict, notready, missingnamespace, warning, policy (default: none)")
 	return cmd
+}
+
+// validateJSON is validate's -o json.
+type validateJSON struct {
+	Members  []string      `json:"members"`
+	Services []string      `json:"services"`
+	Warnings []string      `json:"warnings"`
+	Problems []problemJSON `json:"problems"`
+}
+
+// renderCheckJSON is render --check's -o json.
+type renderCheckJSON struct {
+	Stale bool      `json:"stale"`
+	Files filesJSON `json:"files"`
+}
+
+// staleCounts says how the tree on disk differs from a fresh render, each
+// count only when it is not zero.
+func staleCounts(c *gitsync.Changes) string {
+	var parts []string
+	if n := len(c.Written) - len(c.Added); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d file(s) differ", n))
+	}
+	if n := len(c.Added); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d rendered file(s) missing", n))
+	}
+	if n := len(c.Removed); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d file(s) no longer rendered", n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func memberNames(cfg *v1alpha1.ClusterSet) []string {
+	names := make([]string, len(cfg.Spec.Members))
+	for i, m := range cfg.Spec.Members {
+		names[i] = m.Name
+	}
+	return names
 }
 
 // treeExit gives a failure to read or write --out its own exit code, 3, so

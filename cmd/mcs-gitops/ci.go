@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// ciFlags are what the commands CI runs (validate, render --check, diff)
+// share: a machine-readable output and a Markdown summary for a person.
+type ciFlags struct {
+	output  string
+	summary string
+}
+
+func (f *ciFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, or json (documented in docs/running.md, \"In CI\")")
+	cmd.Flags().StringVar(&f.summary, "summary", "", "append a Markdown summary of what the change does per member, and the problems, to this file (e.g. $GITHUB_STEP_SUMMARY)")
+}
+
+// check rejects an output format that is not known before any work.
+func (f *ciFlags) check() error {
+	if f.output != "text" && f.output != "json" {
+		return &exitError{2, fmt.Errorf("--output must be text or json, got %q", f.output)}
+	}
+	return nil
+}
+
+func (f *ciFlags) json() bool { return f.output == "json" }
+
+// writeSummary appends the review to --summary, if given: appending lets
+// several commands of one CI step share $GITHUB_STEP_SUMMARY.
+func (f *ciFlags) writeSummary(r *layout.Review) error {
+	if f.summary == "" {
+		return nil
+	}
+	file, err := os.OpenFile(f.summary, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return &exitError{3, fmt.Errorf("--summary: %w", err)}
+	}
+	_, err = io.WriteString(file, r.Markdown())
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &exitError{3, fmt.Errorf("--summary %s: %w", f.summary, err)}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// problemJSON is one problem in -o json.
+type problemJSON struct {
+	Kind    render.ProblemKind `json:"kind"`
+	Service string             `json:"service"`
+	Member  string             `json:"member"`
+	Reason  string             `json:"reason"`
+	Message string             `json:"message"`
+}
+
+func problemsJSON(ps []render.Problem) []problemJSON {
+	out := make([]problemJSON, len(ps))
+	for i, p := range ps {
+		out[i] = problemJSON{Kind: p.Kind, Service: p.Namespace + "/" + p.Name, Member: p.Member, Reason: p.Reason, Message: p.Message}
+	}
+	return out
+}
+
+// filesJSON are the files a change touches, paths relative to the
+// rendered repository.
+type filesJSON struct {
+	Changed []string `json:"changed"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+func changedFiles(c *gitsync.Changes) filesJSON {
+	f := filesJSON{Changed: []string{}, Added: orEmpty(c.Added), Removed: orEmpty(c.Removed)}
+	for _, p := range c.Written {
+		if !slices.Contains(c.Added, p) {
+			f.Changed = append(f.Changed, p)
+		}
+	}
+	return f
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// parseFailOn reads --fail-on, a comma list of problem kinds in any case.
+func parseFailOn(s string) (map[render.ProblemKind]bool, error) {
+	out := map[render.ProblemKind]bool{}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		i := slices.IndexFunc(render.ProblemKinds, func(k render.ProblemKind) bool { return strings.EqualFold(string(k), name) })
+		if i < 0 {
+			valid := make([]string, len(render.ProblemKinds))
+			for j, k := range render.ProblemKinds {
+				valid[j] = strings.ToLower(string(k))
+			}
+			return nil, &exitError{2, fmt.Errorf("--fail-on: unknown problem kind %q; valid kinds: %s", name, strings.Join(valid, ", "))}
+		}
+		out[render.ProblemKinds[i]] = true
+	}
+	return out, nil
+}
+
+// readReport is the report of the rendered tree under dir, from its
+// status/ files; empty when nothing was rendered there yet. No link is
+// followed.
+func readReport(dir string) (*render.Report, error) {
+	files := map[string][]byte{}
+	root := filepath.Join(dir, layout.StatusDir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		data, err := nofollow.ReadUnder(dir, rel)
+		if err != nil {
+			return err
+		}
+		files[rel] = data
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
+		return &render.Report{}, nil
+	}
+	if err != nil {
+		return nil, &exitError{3, fmt.Errorf("reading %s: %w", root, err)}
+	}
+	r, err := layout.ReadReport(files)
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("%s: %w", dir, err)}
+	}
+	return r, nil
+}
+
+// summarize writes --summary for a render against the tree under dir:
+// what it changes there per member, and the problems.
+func (f *ciFlags) summarize(dir string, cfg *v1alpha1.ClusterSet, result *render.Output, changes *gitsync.Changes) error {
+	if f.summary == "" {
+		return nil
+	}
+	prev, err := readReport(dir)
+	if err != nil {
+		return err
+	}
+	c := &layout.Changes{Written: changes.Written, Removed: changes.Removed}
+	return f.writeSummary(layout.NewReview(prev, &result.Report, c, memberNames(cfg)))
+}
