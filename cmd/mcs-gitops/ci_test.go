@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// editInput replaces the first old in the member's snapshot of the demo
+// copy in dir.
+func editInput(t *testing.T, dir, member, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, "inputs", member+".yaml")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Contains(t, string(b), old)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644))
+}
+
+// conflictedDemo is the demo with cluster-3 exporting httpbin on another
+// port than cluster-1: a PortConflict on both exports.
+func conflictedDemo(t *testing.T) (dir string, args []string) {
+	dir = copyDemo(t)
+	editInput(t, dir, "cluster-3", "port: 8000", "port: 8001")
+	return dir, []string{"--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs")}
+}
+
+func TestValidateFailOn(t *testing.T) {
+	_, args := conflictedDemo(t)
+	validate := func(extra ...string) (string, error) {
+		return run(t, append(append([]string{"validate"}, args...), extra...)...)
+	}
+
+	out, err := validate()
+	require.NoError(t, err, "problems are not errors by default")
+	assert.Contains(t, out, "2 problem(s)")
+
+	_, err = validate("--fail-on=invalid,CONFLICT")
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "2 problem(s) of a kind in --fail-on")
+	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-1: PortConflict")
+	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-3: PortConflict")
+
+	_, err = validate("--fail-on", "Invalid, warning,notready,missingnamespace,policy")
+	assert.NoError(t, err, "no problem of those kinds")
+
+	_, err = validate("--fail-on=conflicts")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, `unknown problem kind "conflicts"; valid kinds: invalid, conflict, notready, missingnamespace, warning, policy`)
+
+	_, err = validate("-o", "yaml")
+	assert.Equal(t, 2, exitCode(err))
+}
+
+func TestValidateJSON(t *testing.T) {
+	_, args := conflictedDemo(t)
+	out, err := run(t, append([]string{"validate", "-o", "json", "--fail-on=conflict"}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	var got validateJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.Equal(t, []string{"cluster-1", "cluster-2", "cluster-3"}, got.Members)
+	assert.Equal(t, []string{"db/postgres", "httpbin/httpbin"}, got.Services)
+	assert.Equal(t, []string{}, got.Warnings)
+	require.Len(t, got.Problems, 2)
+	assert.Equal(t, problemJSON{Kind: "Conflict", Service: "httpbin/httpbin", Member: "cluster-3", Reason: "PortConflict",
+		Message: got.Problems[1].Message}, got.Problems[1])
+	assert.Contains(t, got.Problems[1].Message, `port "http" 8001/TCP conflicts`)
+}
+
+// The stale error names each way the tree differs, and -o json lists the
+// paths of each.
+func TestRenderCheckSaysWhatIsStale(t *testing.T) {
+	dir := copyDemo(t)
+	args := []string{"--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs"), "--out", dir}
+	_, err := run(t, append([]string{"render"}, args...)...)
+	require.NoError(t, err)
+	out, err := run(t, append([]string{"render", "--check", "-o", "json"}, args...)...)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"stale": false, "files": {"changed": [], "added": [], "removed": []}}`, out)
+
+	edited := filepath.Join(dir, "clusters", "cluster-1", "httpbin", "httpbin", "serviceimport.yaml")
+	b, err := os.ReadFile(edited)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(edited, append(b, "# edited by hand\n"...), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "clusters", "cluster-2", "db", "postgres", "serviceimport.yaml")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "clusters", "cluster-2", "extra.yaml"), []byte("x: 1\n"), 0o644))
+
+	_, err = run(t, append([]string{"render", "--check"}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	assert.EqualError(t, err, "rendered output under "+filepath.Clean(dir)+
+		" is stale: 1 file(s) differ, 1 rendered file(s) missing, 1 file(s) no longer rendered; run mcs-gitops render")
+
+	out, err = run(t, append([]string{"render", "--check", "-o", "json"}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	var got renderCheckJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.True(t, got.Stale)
+	assert.Equal(t, []string{"clusters/cluster-2/db/postgres/serviceimport.yaml"}, got.Files.Added)
+	assert.Equal(t, []string{"clusters/cluster-2/extra.yaml"}, got.Files.Removed)
+	assert.Equal(t, []string{"clusters/cluster-1/httpbin/httpbin/serviceimport.yaml"}, got.Files.Changed)
+
+	_, err = run(t, append([]string{"render", "-o", "json"}, args...)...)
+	assert.Equal(t, 2, exitCode(err), "-o json needs --check")
+}
+
+// --summary says per member what re-rendering would change, with the
+// problems, the same bytes every time; it is appended, so two commands
+// can share one file.
+func TestSummary(t *testing.T) {
+	dir := copyDemo(t)
+	args := []string{"--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs")}
+	_, err := run(t, append([]string{"render", "--out", dir}, args...)...)
+	require.NoError(t, err)
+	// cluster-3 stops exporting httpbin, and cluster-2 no longer has the
+	// db namespace.
+	editInput(t, dir, "cluster-3", "  name: httpbin\n  namespace: httpbin\n  creationTimestamp", "  name: gone\n  namespace: httpbin\n  creationTimestamp")
+	editInput(t, dir, "cluster-2", "    name: db\n", "    name: other\n")
+
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	_, err = run(t, append([]string{"render", "--check", "--out", dir, "--summary", summary}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	first, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	md := string(first)
+	assert.True(t, strings.HasPrefix(md, "## mcs-gitops: remove db/postgres from cluster-2"), md)
+	assert.Contains(t, md, "| cluster-2 | 0 | 1 | 1 | 1 |\n")
+	assert.Contains(t, md, "| cluster-1 | 0 | 0 | 1 | 0 |\n")
+	assert.Contains(t, md, "### cluster-2\n\n- import removed: `db/postgres`\n- import changed: `httpbin/httpbin`\n")
+	assert.Contains(t, md, "- **Invalid** httpbin/gone from cluster-3: NoService")
+	assert.Contains(t, md, "- **MissingNamespace** db/postgres: namespace db does not exist in cluster-2")
+
+	_, err = run(t, append([]string{"validate", "--summary", summary}, args...)...)
+	require.NoError(t, err)
+	both, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Equal(t, md+md, string(both), "validate summarizes the same change, byte for byte")
+}
+
+// diff -o json has its documented shape even when nothing could be read.
+func TestDiffJSON(t *testing.T) {
+	cfg := writeConfig(t, "")
+	repo := t.TempDir()
+	_, err := git.PlainInit(repo, false)
+	require.NoError(t, err)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	out, err := run(t, "diff", "--config", cfg, "--repo", repo, "-o", "json", "--summary", summary)
+	assert.Equal(t, 1, exitCode(err))
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &got), out)
+	assert.ElementsMatch(t, []string{"message", "files", "members", "problems", "unread"}, slices.Collect(maps.Keys(got)))
+	assert.Contains(t, got["message"], "down")
+	assert.Equal(t, []any{map[string]any{"member": "down", "importsAdded": []any{}, "importsRemoved": []any{}, "importsChanged": []any{}}}, got["members"])
+	assert.Len(t, got["unread"], 1)
+	md, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| down | 0 | 0 | 0 | 0 |")
+}
+
+// A link under status/ is never read for the summary, as render --check
+// never reads it: the check still reports it as stale.
+func TestSummaryDoesNotFollowLinks(t *testing.T) {
+	dir := copyDemo(t)
+	args := []string{"--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", filepath.Join(dir, "inputs"), "--out", dir}
+	_, err := run(t, append([]string{"render"}, args...)...)
+	require.NoError(t, err)
+	secret := filepath.Join(t.TempDir(), "secret.yaml")
+	require.NoError(t, os.WriteFile(secret, []byte("namespace: httpbin\nname: evil\n"), 0o600))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "status", "httpbin", "evil.yaml")))
+
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	_, err = run(t, append([]string{"render", "--check", "--summary", summary}, args...)...)
+	assert.Equal(t, 1, exitCode(err), "%v", err)
+	md, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.NotContains(t, string(md), "evil")
+}
