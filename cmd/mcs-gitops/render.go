@@ -79,15 +79,24 @@ renamed into place only when all are written, so a full disk leaves --out as
 it was.
 
 With --check nothing is written: the command exits 1 and prints a unified diff
-when the committed output is stale, which is what CI runs on a pull request.
+when the committed output is stale, which is what CI runs on a pull request;
+the error counts the files that differ, the rendered files missing and the
+files no longer rendered. -o json prints {stale, files: {changed, added,
+removed}} instead of the diff. --summary appends a Markdown summary to a
+file: per member, the imports re-rendering adds, removes and changes, and
+the problems.
 
 Exit codes: 0 current/written, 1 stale (--check), 2 invalid input, 3 --out
-could not be read or written (disk full, permissions; nothing was changed).`,
+could not be read or written (disk full, permissions; nothing was changed)
+or --summary could not be written.`,
 		Example: `  # render the repository in the current directory
   mcs-gitops render
 
   # in CI: fail when someone changed inputs/ without re-rendering
-  mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check`,
+  mcs-gitops render --config clusterset.yaml --inputs inputs/ --out . --check
+
+  # on GitHub: what the pull request does per member, on the job page
+  mcs-gitops render --check --summary "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := ci.check(); err != nil {
@@ -163,7 +172,8 @@ is not healthy, the same lines as the Problems of status/SUMMARY.md: invalid
 exports (gateway-mode validation included), conflicts, exports not ready,
 members without the namespace, traffic policies not applied, and per-service
 warnings (e.g. a member that cannot reach another's endpoints). It writes
-nothing. Problems are not errors unless --fail-on names their kind:
+nothing but the --summary file. Problems are not errors unless --fail-on
+names their kind:
 Invalid, Conflict, NotReady, MissingNamespace, Warning or Policy, in any
 case, comma-separated.
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
@@ -174,7 +184,8 @@ per member, the imports added, removed and changed relative to the rendered
 tree beside --inputs (status/ and clusters/), and the problems.
 
 Exit codes: 0 valid; 1 a problem of a kind in --fail-on (each listed on
-stderr); 2 invalid; 3 --summary could not be written.`,
+stderr); 2 invalid; 3 --summary could not be written, or the rendered tree
+it compares with could not be read.`,
 		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/
 
   # in CI: fail on conflicts and invalid exports, summarize for the job page
