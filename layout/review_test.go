@@ -1,0 +1,52 @@
+package layout
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// The review says what the commit message says, per member, and lists every
+// member asked for, in that order, changed or not; text from a condition
+// cannot turn into Markdown or HTML.
+func TestReviewMarkdown(t *testing.T) {
+	prev := &render.Report{Services: []render.ServiceReport{
+		{Namespace: "web", Name: "api", Type: "ClusterSetIP", Exports: []render.ExportReport{export("cluster-1", "")},
+			ImportedBy: []string{"cluster-1", "cluster-3"}},
+	}}
+	conflicted := export("cluster-3", "PortConflict")
+	conflicted.Conditions[1].Message = "port *http* <b>8080</b> | not `8000`"
+	next := &render.Report{Services: []render.ServiceReport{
+		{Namespace: "httpbin", Name: "httpbin", Type: "ClusterSetIP", Exports: []render.ExportReport{export("cluster-1", "")},
+			ImportedBy: []string{"cluster-3"}},
+		{Namespace: "web", Name: "api", Type: "ClusterSetIP", Exports: []render.ExportReport{export("cluster-1", ""), conflicted},
+			ImportedBy: []string{"cluster-1"}},
+	}}
+	changes := &Changes{Written: []string{"clusters/cluster-1/web/api/serviceimport.yaml"}}
+	r := NewReview(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"})
+	assert.Equal(t, []MemberChange{
+		{Member: "cluster-3", Added: []string{"httpbin/httpbin"}, Removed: []string{"web/api"}, Changed: []string{}},
+		{Member: "cluster-2", Added: []string{}, Removed: []string{}, Changed: []string{}},
+		{Member: "cluster-1", Added: []string{}, Removed: []string{}, Changed: []string{"web/api"}},
+	}, r.Members)
+	want := "## mcs-gitops: import httpbin/httpbin into cluster-3; +2 more\n\n" +
+		"- import httpbin/httpbin into cluster-3\n" +
+		"- remove web/api from cluster-3\n" +
+		"- conflict on web/api\n\n" +
+		"| member | imports added | imports removed | imports changed | problems |\n|---|---:|---:|---:|---:|\n" +
+		"| cluster-3 | 1 | 1 | 0 | 1 |\n" +
+		"| cluster-2 | 0 | 0 | 0 | 0 |\n" +
+		"| cluster-1 | 0 | 0 | 1 | 0 |\n" +
+		"\n### cluster-3\n\n- import added: `httpbin/httpbin`\n- import removed: `web/api`\n" +
+		"\n### cluster-1\n\n- import changed: `web/api`\n" +
+		"\n### Problems (1)\n\n" +
+		"- **Conflict** web/api from cluster-3: PortConflict: port \\*http\\* &lt;b&gt;8080&lt;/b&gt; \\| not \\`8000\\`\n"
+	assert.Equal(t, want, r.Markdown())
+	assert.Equal(t, want, NewReview(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"}).Markdown())
+
+	none := NewReview(next, next, nil, []string{"cluster-1"})
+	assert.Equal(t, "", none.Subject)
+	assert.Contains(t, none.Markdown(), "## mcs-gitops: no change\n\n| member |")
+}
