@@ -105,8 +105,8 @@ func TestRunFollowsConfigAndSecrets(t *testing.T) {
 	waitFor("the first cycle never committed", func() bool { return strings.Contains(out.String(), "committed") })
 
 	// west joins the config before its Secret exists.
-	require.NoError(t, os.WriteFile(config, []byte(head+
-		"  - name: west\n    kubeconfig:\n      secretRef: {namespace: mcs-gitops, name: west-kubeconfig}\n"+tail), 0o644))
+	westMember := "  - name: west\n    kubeconfig:\n      secretRef: {namespace: mcs-gitops, name: west-kubeconfig}\n"
+	require.NoError(t, os.WriteFile(config, []byte(head+westMember+tail), 0o644))
 	waitFor("the new member was not picked up", func() bool {
 		return strings.Contains(out.String(), "Secret mcs-gitops/west-kubeconfig does not exist")
 	})
@@ -126,6 +126,14 @@ func TestRunFollowsConfigAndSecrets(t *testing.T) {
 	_, err = join.Join(ctx, join.Options{Member: "west", Admin: west.Config, Management: mgmt.Client, Rotate: true, Out: &jout})
 	require.NoError(t, err)
 	waitFor("the rotated Secret was not picked up", func() bool { return strings.Count(out.String(), "reloading") > reloads })
+	// A member whose kubeconfig file does not exist is a mistake in the new
+	// config, not an outage to commit: the running config is kept, and the
+	// loop goes on with it.
+	require.NoError(t, os.WriteFile(config, []byte(head+westMember+
+		"  - name: typo\n    kubeconfig: {path: nowhere.kubeconfig}\n"+tail), 0o644))
+	waitFor("the config naming a missing kubeconfig was not refused", func() bool {
+		return strings.Contains(out.String(), "running on the previous one") && strings.Contains(out.String(), "nowhere.kubeconfig does not exist")
+	})
 	require.NoError(t, east.Client.Delete(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart"}}))
 	waitFor("the unexport never reached west", func() bool { return !imported() })
 }
