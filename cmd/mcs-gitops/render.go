@@ -173,9 +173,8 @@ exports (gateway-mode validation included), conflicts, exports not ready,
 members without the namespace, traffic policies not applied, and per-service
 warnings (e.g. a member that cannot reach another's endpoints). It writes
 nothing but the --summary file. Problems are not errors unless --fail-on
-names their kind:
-Invalid, Conflict, NotReady, MissingNamespace, Warning or Policy, in any
-case, comma-separated.
+names their kind (comma-separated, in any case): Invalid, Conflict,
+NotReady, MissingNamespace, Warning or Policy.
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
 -o json prints {members, services, warnings, problems: [{kind, service,
