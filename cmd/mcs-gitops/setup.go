@@ -103,11 +103,17 @@ func (f *loopFlags) connect(ctx context.Context, cmd *cobra.Command) (*env, erro
 	if len(local) > 0 {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", f.config, errors.Join(local...))}
 	}
+	for _, m := range e.members.Members() {
+		if m.Err != nil {
+			e.log.Warn("member has no client", "member", m.Name, "err", m.Err)
+		}
+	}
 	return e, nil
 }
 
-// connectMembers is connect for doctor, which reports a member whose
-// client cannot be built, whatever the cause, as a failed check.
+// connectMembers is connect without the check and the warnings, for
+// doctor: it reports a member whose client cannot be built, whatever the
+// cause, as a failed check.
 func (f *loopFlags) connectMembers(ctx context.Context, cmd *cobra.Command) (*env, error) {
 	log, err := f.logger(cmd)
 	if err != nil {
@@ -149,11 +155,6 @@ func (f *loopFlags) connectMembers(ctx context.Context, cmd *cobra.Command) (*en
 		opts.Management = e.mgmt
 	}
 	e.members = clusters.Connect(ctx, cfg, opts)
-	for _, m := range e.members.Members() {
-		if m.Err != nil {
-			log.Warn("member has no client", "member", m.Name, "err", m.Err)
-		}
-	}
 	return e, nil
 }
 
