@@ -51,6 +51,9 @@ type Result struct {
 	// member was still asked whether it is up, and its gateway host
 	// resolved again).
 	Reused bool
+	// Took is how long reading the member took, whatever the outcome: a
+	// read that ends in a timeout took the whole timeout.
+	Took time.Duration
 }
 
 // Collect reads every member in parallel, each bounded by timeout, and
@@ -68,7 +71,11 @@ func (s *Set) Collect(ctx context.Context, timeout time.Duration) []Result {
 	out := make([]Result, len(s.members))
 	var wg sync.WaitGroup
 	for i, m := range s.members {
-		wg.Go(func() { out[i] = collectMember(ctx, m, timeout) })
+		wg.Go(func() {
+			start := time.Now()
+			out[i] = collectMember(ctx, m, timeout)
+			out[i].Took = time.Since(start)
+		})
 	}
 	wg.Wait()
 	return out

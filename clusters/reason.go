@@ -27,6 +27,10 @@ const (
 	ReasonConfig = "Config"
 )
 
+// Reasons lists every reason class, for metrics that export one series
+// per class.
+var Reasons = []string{ReasonUnreachable, ReasonTimeout, ReasonUnauthorized, ReasonForbidden, ReasonCRDMissing, ReasonConfig}
+
 // errCRDMissing marks a list that failed because the resource is not served.
 var errCRDMissing = errors.New("resource not served (CRD not installed)")
 

@@ -122,6 +122,8 @@ func (l *Loop) observeApply(results []*apply.Result) {
 		if r.Err != nil {
 			c.WithLabelValues(r.Member, "failed").Inc()
 		}
+		// Refused holds the collisions and the contract's refusals too.
+		l.Metrics.MemberFailedObjects.WithLabelValues(r.Member).Set(float64(len(r.Refused)))
 	}
 }
 

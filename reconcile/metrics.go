@@ -19,11 +19,21 @@ type Metrics struct {
 	PushRetries     prometheus.Counter
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
-	Exports         prometheus.Gauge
-	Imports         prometheus.Gauge
-	Conflicts       prometheus.Gauge
-	Problems        *prometheus.GaugeVec
-	IsLeader        prometheus.Gauge
+	// MemberUnreachableReason is a state set: per member one series per
+	// reason class, 1 for the class of the last failed read, all 0 while
+	// the member answers. Series never appear or vanish as the reason
+	// changes, so MemberReachable keeps one stable series an alert's
+	// `for` can time, and the reason is joined on.
+	MemberUnreachableReason *prometheus.GaugeVec
+	MemberReadDuration      *prometheus.HistogramVec
+	MemberLastRead          *prometheus.GaugeVec
+	MemberFailedObjects     *prometheus.GaugeVec
+	LastSuccessfulCycle     prometheus.Gauge
+	Exports                 prometheus.Gauge
+	Imports                 prometheus.Gauge
+	Conflicts               prometheus.Gauge
+	Problems                *prometheus.GaugeVec
+	IsLeader                prometheus.Gauge
 }
 
 // NewMetrics registers the metrics on a fresh registry, along with the Go
@@ -62,6 +72,27 @@ func NewMetrics() *Metrics {
 			Name: "mcs_gitops_member_reachable",
 			Help: "1 when the member could be read in the last cycle, else 0.",
 		}, []string{"member"}),
+		MemberUnreachableReason: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcs_gitops_member_unreachable_reason",
+			Help: "Why the member's last read failed: one series per reason class (Unreachable, Timeout, Unauthorized, Forbidden, CRDMissing, Config), 1 for the class of the last failed read, all 0 when it succeeded.",
+		}, []string{"member", "reason"}),
+		MemberReadDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcs_gitops_member_read_duration_seconds",
+			Help:    "Duration of reading one member (listing it, or asking whether it is up when nothing changed), failed reads included.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"member"}),
+		MemberLastRead: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcs_gitops_member_last_read_timestamp_seconds",
+			Help: "Unix time of the member's last successful read by this process.",
+		}, []string{"member"}),
+		MemberFailedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mcs_gitops_member_failed_objects",
+			Help: "Rendered objects the member did not take in its last apply: refused by its apiserver, outside the rendered contract, or a collision with a user's object.",
+		}, []string{"member"}),
+		LastSuccessfulCycle: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcs_gitops_last_successful_cycle_timestamp_seconds",
+			Help: "Unix time the last successful cycle ended: the repository was updated (or already current) and every member that could be read was applied without error. Unreadable members and refused objects do not make a cycle unsuccessful; they have their own metrics.",
+		}),
 		Exports: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcs_gitops_exports",
 			Help: "ServiceExports across all members in the last render.",
@@ -84,7 +115,7 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
-		m.MemberReachable, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
+		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	return m
 }

@@ -31,6 +31,28 @@ type Outcome struct {
 	Duration  time.Duration
 	// Took is how long each phase of the cycle took.
 	Took Phases
+	// SucceededAt is when the cycle ended, if Successful; zero otherwise.
+	SucceededAt time.Time
+}
+
+// Successful says whether the cycle kept the ClusterSet in step: the
+// commit landed (or nothing changed) and every member that was read was
+// applied without error. A member that could not be read, or an object a
+// member refused, does not make it unsuccessful: those have their own
+// alerts, and letting one dead member mask every other would leave "no
+// successful cycle" firing for as long as that member is down, hiding a
+// real wedge. A member that was read but could not be applied does:
+// nothing else reports that its state is falling behind.
+func (o *Outcome) Successful() bool {
+	if o.Report == nil {
+		return false // publish failed: nothing was committed or applied
+	}
+	for _, a := range o.Applied {
+		if a.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Phases is the time a cycle spent reading the members, rendering and
@@ -108,6 +130,12 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
 	out.Took.Apply = time.Since(applyStart)
+	if out.Successful() {
+		out.SucceededAt = l.now()
+		if l.Metrics != nil {
+			l.Metrics.LastSuccessfulCycle.Set(float64(out.SucceededAt.UnixNano()) / 1e9)
+		}
+	}
 	if failed := out.FailedMembers(); len(failed) > 0 {
 		l.finish(out, start, "partial")
 		return out, &PartialError{Failed: failed}
@@ -268,11 +296,21 @@ func (l *Loop) observeMember(r clusters.Result) {
 	if l.Metrics == nil {
 		return
 	}
+	m := l.Metrics
+	m.MemberReadDuration.WithLabelValues(r.Member).Observe(r.Took.Seconds())
 	v := 0.0
 	if r.Err == nil {
 		v = 1
+		m.MemberLastRead.WithLabelValues(r.Member).Set(float64(l.now().UnixNano()) / 1e9)
 	}
-	l.Metrics.MemberReachable.WithLabelValues(r.Member).Set(v)
+	m.MemberReachable.WithLabelValues(r.Member).Set(v)
+	for _, reason := range clusters.Reasons {
+		s := 0.0
+		if r.Err != nil && r.Reason == reason {
+			s = 1
+		}
+		m.MemberUnreachableReason.WithLabelValues(r.Member, reason).Set(s)
+	}
 }
 
 func (l *Loop) observeReport(r *render.Report) {
