@@ -16,6 +16,21 @@ type RunOptions struct {
 	OnCycle func(*Outcome, error)
 	// Ready is called once the first cycle has finished.
 	Ready func()
+	// Probes, when set, fail liveness once no cycle has completed for
+	// LivenessCycles resyncIntervals (0: never).
+	Probes         *Probes
+	LivenessCycles int
+}
+
+// livenessLimit is how long a leader may go without completing a cycle
+// before it is declared wedged: cycles resync intervals, but never less
+// than one interval plus the longest a cycle may take, so that a slow
+// cycle that keeps its deadline is not mistaken for a wedged one.
+func livenessLimit(cycles int, resync, cycle time.Duration) time.Duration {
+	if cycles <= 0 {
+		return 0
+	}
+	return max(time.Duration(cycles)*resync, resync+cycle)
 }
 
 // Run is the controller: it watches every member, and after a change (or
@@ -26,6 +41,10 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 	t := l.Config.Spec.Sync.Timings()
 	if opts.Grace == 0 {
 		opts.Grace = 30 * time.Second
+	}
+	if opts.Probes != nil {
+		opts.Probes.lead(livenessLimit(opts.LivenessCycles, t.ResyncInterval, cycleTimeout(t.MemberTimeout, opts.Grace)))
+		defer opts.Probes.standBy()
 	}
 	events := make(chan string, 1)
 	watchDone := make(chan error, 1)
@@ -75,6 +94,9 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cycleTimeout(t.MemberTimeout, opts.Grace))
 			out, err := l.Sync(cctx)
 			cancel()
+			if opts.Probes != nil {
+				opts.Probes.cycled()
+			}
 			if err != nil {
 				l.log().Error("cycle failed", "err", err)
 			}

@@ -49,6 +49,10 @@ func TestSyncUsageErrors(t *testing.T) {
 
 	_, err = run(t, "diff", "--config", filepath.Join(t.TempDir(), "missing.yaml"), "--repo", t.TempDir())
 	assert.Equal(t, 2, exitCode(err))
+
+	_, err = run(t, "run", "--config", cfg, "--liveness-cycles", "-1")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, "--liveness-cycles")
 }
 
 // A member that cannot be read still lets the cycle commit, and the exit

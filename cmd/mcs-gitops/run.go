@@ -20,6 +20,7 @@ func newRunCommand() *cobra.Command {
 		leNamespace string
 		leName      string
 		grace       time.Duration
+		liveness    int
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -43,7 +44,10 @@ With --leader-elect (the default when a management cluster is known) only the
 replica holding the Lease commits and applies; the others stand by.
 
 It serves /metrics (Prometheus), /healthz and /readyz (ready after the first
-cycle, or while standing by) on --metrics-addr. On SIGTERM or SIGINT it lets
+cycle, or while standing by) on --metrics-addr. /healthz fails while this
+replica leads and no cycle has completed for --liveness-cycles times
+spec.sync.resyncInterval (never less than one interval plus the longest a
+cycle may take), so a wedged cycle gets the pod restarted. On SIGTERM or SIGINT it lets
 a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 		Example: `  # locally, against the repository in ./platform-mcs
   mcs-gitops run --config platform-mcs/clusterset.yaml --repo platform-mcs --leader-elect=false
@@ -52,6 +56,9 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
   mcs-gitops run --config /etc/mcs-gitops/clusterset.yaml --workdir /var/lib/mcs-gitops`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if liveness < 0 {
+				return &exitError{2, fmt.Errorf("--liveness-cycles must be 0 (off) or more, got %d", liveness)}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			e, err := f.connect(ctx, cmd)
@@ -77,6 +84,7 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 						defer loop.CloseEvents(eventsFlush)
 						return loop.Run(ctx, reconcile.RunOptions{
 							Grace: grace, Ready: func() { probes.SetReady(true) },
+							Probes: probes, LivenessCycles: liveness,
 						})
 					})
 			}
@@ -115,6 +123,7 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 	fl.BoolVar(&leaderElect, "leader-elect", true, "hold a Lease in the management cluster so only one replica commits (default true when a management cluster is known)")
 	fl.StringVar(&leNamespace, "leader-election-namespace", "mcs-gitops", "namespace of the leader Lease")
 	fl.StringVar(&leName, "leader-election-id", "mcs-gitops", "name of the leader Lease")
+	fl.IntVar(&liveness, "liveness-cycles", 3, "fail /healthz when, while leading, no cycle has completed for this many resync intervals (0: never)")
 	fl.DurationVar(&grace, "grace", 30*time.Second, "how long a cycle in progress may run after a shutdown signal")
 	return cmd
 }
