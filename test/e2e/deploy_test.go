@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,6 +32,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
@@ -37,8 +41,11 @@ import (
 // optional deploy/components/servicemonitor.
 const serviceMonitorOverlay = "../test/e2e/testdata/servicemonitor-overlay"
 
+// prometheusRuleOverlay adds deploy/components/prometheusrule as well.
+const prometheusRuleOverlay = "../test/e2e/testdata/prometheusrule-overlay"
+
 // TestDeployManifests builds every kustomization under deploy/ (and the
-// controller with the ServiceMonitor component) and has a real apiserver
+// controller with the ServiceMonitor and PrometheusRule components) and has a real apiserver
 // validate the result (server-side dry run); then checks what a dry run
 // cannot: the workloads' pods pass Pod Security restricted, the Role
 // reads only the Secrets the example config names, and the selectors
@@ -49,6 +56,7 @@ func TestDeployManifests(t *testing.T) {
 	root, err := filepath.Abs("../../deploy")
 	require.NoError(t, err)
 	installCRDFile(t, c, "testdata/monitoring.coreos.com_servicemonitors.yaml")
+	installCRDFile(t, c, "testdata/monitoring.coreos.com_prometheusrules.yaml")
 	// The Namespace for real, from the manifest: a dry run would leave the
 	// namespace without its Pod Security label, and nothing below would be
 	// checked against it.
@@ -65,6 +73,7 @@ func TestDeployManifests(t *testing.T) {
 			"PodDisruptionBudget/mcs-gitops/mcs-gitops", "Service/mcs-gitops/mcs-gitops-metrics", "NetworkPolicy/mcs-gitops/mcs-gitops"}},
 		{"cronjob", "cronjob", []string{"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops", "NetworkPolicy/mcs-gitops/mcs-gitops"}},
 		{"controller+servicemonitor", serviceMonitorOverlay, []string{"ServiceMonitor/mcs-gitops/mcs-gitops", "Service/mcs-gitops/mcs-gitops-metrics", "Deployment/mcs-gitops/mcs-gitops"}},
+		{"controller+prometheusrule", prometheusRuleOverlay, []string{"PrometheusRule/mcs-gitops/mcs-gitops", "ServiceMonitor/mcs-gitops/mcs-gitops", "Deployment/mcs-gitops/mcs-gitops"}},
 		{"member-rbac", "member-rbac", []string{"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member", "Role/kube-system/mcs-gitops-corefile-reader"}},
 		{"member-rbac/coredns", "member-rbac/coredns", []string{"ClusterRole//mcs-gitops-coredns", "ClusterRoleBinding//mcs-gitops-coredns"}},
 		{"member-rbac/admission-policy", "member-rbac/admission-policy", []string{"ValidatingAdmissionPolicy//mcs-gitops-member", "ValidatingAdmissionPolicyBinding//mcs-gitops-member"}},
@@ -294,4 +303,104 @@ func installCRDFile(t *testing.T, c *envtest.Cluster, path string) {
 		}
 		return false
 	}, "CRD %s not established", crd.GetName())
+}
+
+// TestPrometheusRuleUsesRegisteredMetrics: every mcs_gitops_* name in the
+// alert expressions of deploy/components/prometheusrule is a metric the
+// binary registers (a histogram's _bucket, _sum and _count included), so
+// renaming a metric fails here rather than silencing an alert. Labels an
+// expression matches on are checked the same way.
+func TestPrometheusRuleUsesRegisteredMetrics(t *testing.T) {
+	root, err := filepath.Abs("../../deploy/components/prometheusrule")
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "prometheusrule.yaml"))
+	require.NoError(t, err)
+	rule := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal(data, &rule.Object))
+	groups, _, err := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	require.NoError(t, err)
+
+	registered := registeredMetrics(t, reconcile.NewMetrics())
+	name := regexp.MustCompile(`\bmcs_gitops_[a-z0-9_]+`)
+	selector := regexp.MustCompile(`(mcs_gitops_[a-z0-9_]+)\{([^}]*)\}`)
+	label := regexp.MustCompile(`([a-z_]+)\s*(?:=|!=|=~|!~)`)
+	alerts := 0
+	for _, g := range groups {
+		rules, _, err := unstructured.NestedSlice(g.(map[string]any), "rules")
+		require.NoError(t, err)
+		for _, r := range rules {
+			r := r.(map[string]any)
+			expr, _ := r["expr"].(string)
+			require.NotEmpty(t, expr, "%v", r["alert"])
+			alerts++
+			for _, n := range name.FindAllString(expr, -1) {
+				_, ok := registered[metricOf(n, registered)]
+				assert.True(t, ok, "alert %s: %s is not registered by reconcile.NewMetrics", r["alert"], n)
+			}
+			for _, m := range selector.FindAllStringSubmatch(expr, -1) {
+				for _, l := range label.FindAllStringSubmatch(m[2], -1) {
+					assert.Contains(t, registered[metricOf(m[1], registered)], l[1], "alert %s: %s has no label %s", r["alert"], m[1], l[1])
+				}
+			}
+			annotations, _, _ := unstructured.NestedStringMap(r, "annotations")
+			for _, k := range []string{"summary", "description", "runbook"} {
+				assert.NotEmpty(t, annotations[k], "alert %s: annotation %s", r["alert"], k)
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, alerts, 5)
+}
+
+// registeredMetrics lists, by name, the label names of every metric the
+// registry holds, vectors with no series yet included (Gather would skip
+// them): each collector of m describes itself.
+func registeredMetrics(t *testing.T, m *reconcile.Metrics) map[string][]string {
+	t.Helper()
+	fq := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+	out := map[string][]string{}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		c, ok := v.Field(i).Interface().(prometheus.Collector)
+		if !ok || v.Type().Field(i).Name == "Registry" {
+			continue
+		}
+		ch := make(chan *prometheus.Desc, 1)
+		go func() { c.Describe(ch); close(ch) }()
+		for d := range ch {
+			got := fq.FindStringSubmatch(d.String())
+			require.NotNil(t, got, "cannot read %s", d)
+			var labels []string
+			if got[2] != "" {
+				labels = strings.Split(got[2], ",")
+			}
+			out[got[1]] = labels
+		}
+	}
+	// The collectors outside the struct (build info, Go and process
+	// collectors) have their series from the start.
+	families, err := m.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if _, ok := out[f.GetName()]; !ok {
+			out[f.GetName()] = nil
+		}
+	}
+	require.Contains(t, out, "mcs_gitops_cycles_total", "the reflection found the struct's collectors")
+	return out
+}
+
+// metricOf maps a series name to the metric it belongs to: a histogram's
+// _bucket, _sum and _count series to the histogram.
+func metricOf(series string, registered map[string][]string) string {
+	if _, ok := registered[series]; ok {
+		return series
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(series, suffix); ok {
+			if _, ok := registered[base]; ok {
+				return base
+			}
+		}
+	}
+	return series
 }
