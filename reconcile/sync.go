@@ -274,10 +274,18 @@ func (l *Loop) finish(out *Outcome, start time.Time, outcome string) {
 			reused++
 		}
 	}
+	last := slog.Any("last_successful_cycle", nil)
+	if !out.SucceededAt.IsZero() {
+		last = slog.String("last_successful_cycle", out.SucceededAt.UTC().Format(time.RFC3339))
+	}
+	// The same figures as the metrics, so that the CronJob, which serves
+	// none, can be alerted on from its log alone.
 	l.log().Info("cycle done", "outcome", outcome, "duration", ms(out.Duration), "committed", out.Committed,
+		"successful", !out.SucceededAt.IsZero(), last,
 		"members_listed", len(out.Collected)-reused, "members_reused", reused,
 		"took", slog.GroupValue(slog.String("read", ms(out.Took.Read)),
-			slog.String("publish", ms(out.Took.Publish)), slog.String("apply", ms(out.Took.Apply))))
+			slog.String("publish", ms(out.Took.Publish)), slog.String("apply", ms(out.Took.Apply))),
+		"members", memberFigures(out))
 	if l.Metrics != nil {
 		l.Metrics.CycleDuration.WithLabelValues(outcome).Observe(out.Duration.Seconds())
 		l.Metrics.Cycles.WithLabelValues(outcome).Inc()
@@ -287,6 +295,28 @@ func (l *Loop) finish(out *Outcome, start time.Time, outcome string) {
 			l.Metrics.PhaseDuration.WithLabelValues("apply").Observe(out.Took.Apply.Seconds())
 		}
 	}
+}
+
+// memberFigures is each member's read time, reachability (with the
+// reason class when it could not be read) and, when it was applied, the
+// objects it did not take: a group keyed by member name.
+func memberFigures(out *Outcome) slog.Value {
+	failed := map[string]int{}
+	for _, a := range out.Applied {
+		failed[a.Member] = len(a.Refused)
+	}
+	var members []slog.Attr
+	for _, r := range out.Collected {
+		attrs := []slog.Attr{slog.String("read", r.Took.Round(time.Millisecond).String()), slog.Bool("reachable", r.Err == nil)}
+		if r.Err != nil {
+			attrs = append(attrs, slog.String("reason", r.Reason))
+		}
+		if n, applied := failed[r.Member]; applied {
+			attrs = append(attrs, slog.Int("failed_objects", n))
+		}
+		members = append(members, slog.Attr{Key: r.Member, Value: slog.GroupValue(attrs...)})
+	}
+	return slog.GroupValue(members...)
 }
 
 func (l *Loop) observeMember(r clusters.Result) {

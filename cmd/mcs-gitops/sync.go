@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
@@ -19,7 +24,10 @@ repository could not be cloned, committed to or pushed (nothing was
 applied).`
 
 func newSyncCommand() *cobra.Command {
-	var f loopFlags
+	var (
+		f           loopFlags
+		pushgateway string
+	)
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Run one cycle: collect, render, commit, push, apply",
@@ -39,6 +47,14 @@ export reported Valid=False (Unloadable); a rendered object a member refuses
 is left out of that member only, and reported on the export's Ready
 condition.
 
+Its last log line, "cycle done", carries what the controller's metrics
+say: the outcome, the duration, whether the cycle was successful and when
+(last_successful_cycle), and per member the read time, reachability (with
+the reason class) and the objects it did not take. With --pushgateway the
+metrics are also pushed to a Prometheus Pushgateway under the job
+"mcs-gitops-sync", each run replacing the last; a failed push is logged
+and does not change the exit code.
+
 ` + loopExitCodes,
 		Example: `  # one cycle against the repository in ./platform-mcs
   mcs-gitops sync --config platform-mcs/clusterset.yaml --repo platform-mcs
@@ -47,19 +63,49 @@ condition.
   mcs-gitops sync --config /etc/mcs-gitops/clusterset.yaml --workdir /var/lib/mcs-gitops`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, loop, err := f.openLoop(cmd, nil)
+			var m *reconcile.Metrics
+			if pushgateway != "" {
+				m = reconcile.NewMetrics()
+				// While it runs, the CronJob is the only writer: what the
+				// controller's leader is, so the alerts that look at the
+				// leader look at it.
+				m.IsLeader.Set(1)
+			}
+			e, loop, err := f.openLoop(cmd, m)
 			if err != nil {
 				return err
 			}
 			out, err := loop.Sync(cmd.Context())
 			loop.CloseEvents(eventsFlush)
 			printOutcome(cmd.OutOrStdout(), out)
+			if m != nil {
+				pushMetrics(cmd.Context(), pushgateway, m, e.log)
+			}
 			return loopExit(err)
 		},
 	}
 	f.register(cmd, true)
 	f.registerApply(cmd)
+	cmd.Flags().StringVar(&pushgateway, "pushgateway", "", `URL of a Prometheus Pushgateway to push this run's metrics to, under job "mcs-gitops-sync"`)
 	return cmd
+}
+
+// pushJob is the Pushgateway job the CronJob's metrics go to.
+const pushJob = "mcs-gitops-sync"
+
+// pushMetrics replaces the metrics of the last run on the Pushgateway
+// with this run's. A failure is logged, not returned: the sync itself
+// is done, and its exit code says how it went.
+func pushMetrics(ctx context.Context, url string, m *reconcile.Metrics, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := push.New(url, pushJob).Gatherer(m.Registry).PushContext(ctx)
+	if err != nil {
+		// The error quotes the URL, which may carry a password.
+		log.Error("pushing metrics failed", "job", pushJob, "err", v1alpha1.RedactError(err))
+		return
+	}
+	log.Info("metrics pushed", "job", pushJob)
 }
 
 // loopExit maps a cycle's error to the documented exit codes.
