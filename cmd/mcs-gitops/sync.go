@@ -47,8 +47,8 @@ export reported Valid=False (Unloadable); a rendered object a member refuses
 is left out of that member only, and reported on the export's Ready
 condition.
 
-Its last log line, "cycle done", carries what the controller's metrics
-say: the outcome, the duration, whether the cycle was successful and when
+Its "cycle done" log line, the last but for the push's, carries what the
+controller's metrics say: the outcome, the duration, whether the cycle was successful and when
 (last_successful_cycle), and per member the read time, reachability (with
 the reason class) and the objects it did not take. With --pushgateway the
 metrics are also pushed to a Prometheus Pushgateway under the job
