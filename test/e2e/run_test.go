@@ -29,7 +29,8 @@ func runLoop(t testing.TB, w *world) (metricsAddr string) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		done <- w.loop.Run(ctx, reconcile.RunOptions{Grace: 10 * time.Second, Ready: func() { probes.SetReady(true) }})
+		done <- w.loop.Run(ctx, reconcile.RunOptions{Grace: 10 * time.Second, Ready: func() { probes.SetReady(true) },
+			Probes: probes, LivenessCycles: 3})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -76,6 +77,9 @@ func TestRunExportToImport(t *testing.T) {
 		`mcs_gitops_cycles_total{outcome="ok"}`, "mcs_gitops_exports 1", "mcs_gitops_imports 3",
 		`mcs_gitops_apply_objects_total{action="created",member="cluster-3"}`, "mcs_gitops_cycle_duration_seconds_bucket",
 		`mcs_gitops_cycle_phase_seconds_count{phase="apply"}`, `mcs_gitops_cycle_phase_seconds_count{phase="read"}`,
+		`mcs_gitops_member_read_duration_seconds_count{member="cluster-2"}`, `mcs_gitops_member_last_read_timestamp_seconds{member="cluster-2"} 1.`,
+		`mcs_gitops_member_unreachable_reason{member="cluster-2",reason="Timeout"} 0`, `mcs_gitops_member_failed_objects{member="cluster-3"} 0`,
+		"mcs_gitops_last_successful_cycle_timestamp_seconds 1.",
 	} {
 		assert.Contains(t, body, want)
 	}
