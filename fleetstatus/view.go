@@ -15,9 +15,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/doctor"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // View is the whole status.
@@ -37,6 +39,8 @@ type Member struct {
 	Version string `json:"version,omitempty"`
 	// UnreachableSince is what the last commit recorded.
 	UnreachableSince *time.Time `json:"unreachableSince,omitempty"`
+	// Health is doctor's identity and CRD checks, when reachable.
+	Health []doctor.Check `json:"health,omitempty"`
 }
 
 // Service is one exported service.
@@ -83,6 +87,8 @@ func (s Service) Imported() bool {
 
 // Options say what to show.
 type Options struct {
+	// Config, when set, adds doctor's identity and CRD checks per member.
+	Config  *v1alpha1.ClusterSet
 	Repo    *gitsync.Repo
 	Members *clusters.Set
 	// Member and Service (namespace/name) filter, when set.
@@ -137,6 +143,9 @@ func Build(ctx context.Context, o Options) (*View, error) {
 			mv.UnreachableSince = &t
 		}
 		v.Members = append(v.Members, mv)
+	}
+	if o.Config != nil {
+		addHealth(ctx, o, v.Members)
 	}
 	if report != nil {
 		v.Services = services(report, live, o)
@@ -199,4 +208,31 @@ func lastChanges(repo *gitsync.Repo, head plumbing.Hash, svcs []Service, depth i
 		}
 	}
 	return nil
+}
+
+// addHealth runs doctor's identity and CRD checks (discovery and one
+// self review per member, no access reviews) on the reachable members.
+func addHealth(ctx context.Context, o Options, members []Member) {
+	var only []string
+	for _, m := range members {
+		if m.Reachable {
+			only = append(only, m.Name)
+		}
+	}
+	if len(only) == 0 {
+		return
+	}
+	r := doctor.Run(ctx, doctor.Options{Config: o.Config, Members: o.Members, Only: only,
+		Skip: []string{doctor.CheckPermissions, doctor.CheckCoreDNS, doctor.CheckDNSProbe}})
+	byName := map[string][]doctor.Check{}
+	for _, m := range r.Members {
+		for _, c := range m.Checks {
+			if c.Name == doctor.CheckIdentity || c.Name == doctor.CheckCRDs {
+				byName[m.Name] = append(byName[m.Name], c)
+			}
+		}
+	}
+	for i := range members {
+		members[i].Health = byName[members[i].Name]
+	}
 }

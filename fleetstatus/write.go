@@ -46,6 +46,12 @@ func (v *View) WriteText(w io.Writer) error {
 		default:
 			fmt.Fprintf(&b, "  %-20s UNREACHABLE: %s\n", m.Name, m.Reason)
 		}
+		for _, c := range m.Health {
+			fmt.Fprintf(&b, "  %-20s %s %s: %s\n", "", c.Status, c.Name, c.Message)
+			if c.Fix != "" {
+				fmt.Fprintf(&b, "  %-20s   fix: %s\n", "", c.Fix)
+			}
+		}
 	}
 	b.WriteString("\nSERVICES\n")
 	if len(v.Services) == 0 {

@@ -26,8 +26,9 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show the ClusterSet: members, and per service its exporters, importers and last change",
 		Long: `Status joins the repository's last commit with a live read of every member.
 
-Per member: reachable now (with the apiserver version, or why not) and since
-when the last commit records it unreachable. Per exported service: the
+Per member: reachable now (with the apiserver version, or why not), since
+when the last commit records it unreachable, and doctor's identity and CRD
+checks (who the credential is, when its token expires, the CRDs served). Per exported service: the
 ServiceImport type, each exporter's conditions and ready endpoints, each
 importing member and whether it holds the ServiceImport now and with which
 addresses, warnings, and the commit that last changed the service (when,
@@ -72,7 +73,7 @@ is printed); 2 invalid config or flags; 3 the repository could not be read.`,
 			if err != nil {
 				return err
 			}
-			opts := fleetstatus.Options{Repo: repo, Members: e.members, Member: member, Service: service}
+			opts := fleetstatus.Options{Config: e.cfg, Repo: repo, Members: e.members, Member: member, Service: service}
 			view, err := fleetstatus.Build(ctx, opts)
 			if err != nil {
 				return &exitError{3, err}

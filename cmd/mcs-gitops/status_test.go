@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/mcs-gitops/mcs-gitops/doctor"
 	"github.com/mcs-gitops/mcs-gitops/fleetstatus"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
@@ -65,6 +66,9 @@ func TestStatus(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{\n"):]), &v))
 	require.Len(t, v.Members, 2)
 	assert.True(t, v.Members[0].Reachable && v.Members[1].Reachable)
+	require.Len(t, v.Members[0].Health, 2, "identity and CRDs")
+	assert.Equal(t, "identity", v.Members[0].Health[0].Name)
+	assert.Equal(t, doctor.OK, v.Members[0].Health[1].Status, v.Members[0].Health[1].Message)
 	require.Len(t, v.Services, 1)
 	s := v.Services[0]
 	assert.Equal(t, 2, s.Exporters[0].ReadyEndpoints)
