@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync/atomic"
 	"testing"
+	"strings"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -94,6 +95,7 @@ var (
 // directions, with the policy's status saying what was chosen.
 func TestGatewayModeFailOverInSync(t *testing.T) {
 	w := fsmDemo(t, "")
+	w.loop.Events = true
 	c1, c2, c3 := w.member("cluster-1"), w.member("cluster-2"), w.member("cluster-3")
 	out := w.sync()
 	require.Empty(t, out.FailedMembers())
@@ -125,6 +127,19 @@ func TestGatewayModeFailOverInSync(t *testing.T) {
 	w.sync()
 	assert.Equal(t, local, importedFrom(t, c2), "local endpoints ready again: back to them")
 	assertPolicy(t, c2, []string{"cluster-2"})
+
+	// kubectl describe globaltrafficpolicy tells the failover and failback.
+	w.loop.CloseEvents(10 * time.Second)
+	var notes []string
+	for _, e := range eventsOf(t, c2, "httpbin", "GlobalTrafficPolicy", "httpbin") {
+		notes = append(notes, e[:strings.Index(e, " (commit ")])
+	}
+	assert.ElementsMatch(t, []string{
+		"Normal Applied: routing to cluster-2",
+		"Normal Rerouted: traffic now goes to cluster-1 first (was cluster-2)",
+		"Normal Rerouted: traffic now goes to cluster-3 first (was cluster-1)",
+		"Normal Rerouted: traffic now goes to cluster-2 first (was cluster-3)",
+	}, notes)
 }
 
 func assertPolicy(t *testing.T, m *envtest.Cluster, clusters []string) {
