@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
-	"strings"
 	"time"
 
 	"github.com/stretchr/testify/assert"
