@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -83,12 +84,7 @@ func stateOf(s *corev1.Secret) secretState {
 		return secretState{}
 	}
 	h := sha256.New()
-	keys := make([]string, 0, len(s.Data))
-	for k := range s.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(s.Data[k]))
 		h.Write(s.Data[k])
 	}

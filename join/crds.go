@@ -8,6 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,7 +50,7 @@ func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiext
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s: read CustomResourceDefinition %s: %w", r.where, want.Name, err)
 	}
-	if err == nil && !managedBy(have, FieldManager) {
+	if err == nil && !slices.ContainsFunc(have.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
 		if missing := missingVersions(have, want); len(missing) > 0 {
 			return fmt.Errorf("%s: CustomResourceDefinition %s, installed by someone else, does not serve %s, which mcs-gitops needs: upgrade it to sigs.k8s.io/mcs-api or Gateway API at least at the version of `mcs-gitops version`, then join again",
 				r.where, want.Name, strings.Join(missing, ", "))
@@ -83,13 +84,4 @@ func missingVersions(have, want *apiextensionsv1.CustomResourceDefinition) []str
 		}
 	}
 	return missing
-}
-
-func managedBy(o client.Object, manager string) bool {
-	for _, f := range o.GetManagedFields() {
-		if f.Manager == manager {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -77,7 +78,7 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 				return err
 			}
 			var unknown []string
-			for _, m := range append(members, keys(servers)...) {
+			for _, m := range append(members, slices.Sorted(maps.Keys(servers))...) {
 				if e.members.Member(m) == nil {
 					unknown = append(unknown, m)
 				}
@@ -111,13 +112,4 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 	fl.StringVarP(&output, "output", "o", "text", "text or json")
 	fl.BoolVar(&strict, "strict", false, "exit 1 on warnings too")
 	return cmd
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
