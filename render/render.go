@@ -43,6 +43,28 @@ type Output struct {
 // whole (a snapshot missing, duplicate cluster IDs); problems with single
 // exports or policies go into the report.
 func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allocations) (*Output, error) {
+	return RenderWith(cfg, snaps, Options{Committed: committed})
+}
+
+// Options are the inputs of a render beyond the config and snapshots,
+// each read from the commit the render goes on top of.
+type Options struct {
+	// Committed are the TCP port allocations of the last render.
+	Committed Allocations
+	// Held are imports review mode holds back until a proposal is merged
+	// (status/review.yaml): the member is left out of the service's
+	// importers and listed in its report's HeldImports instead.
+	Held map[ImportKey]bool
+}
+
+// ImportKey is one service's import into one member.
+type ImportKey struct {
+	Member, Namespace, Name string
+}
+
+// RenderWith is Render with the options a review-mode commit needs.
+func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Options) (*Output, error) {
+	committed := opts.Committed
 	members, warnings, err := resolveMembers(cfg, snaps)
 	if err != nil {
 		return nil, err
@@ -114,6 +136,10 @@ func Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, committed Allo
 					mg.winner.m.name, strings.Join(reserved, ", "))
 			}
 			for i, m := range members {
+				if opts.Held[ImportKey{Member: m.name, Namespace: key.ns, Name: key.name}] {
+					rep.HeldImports = append(rep.HeldImports, m.name)
+					continue
+				}
 				if !m.namespaces[key.ns] {
 					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
 					if !cfg.Spec.Render.CreateMissingNamespaces {

@@ -31,6 +31,9 @@ type ServiceReport struct {
 	Exports []ExportReport `json:"exports"`
 	// ImportedBy lists the members that get the ServiceImport.
 	ImportedBy []string `json:"importedBy,omitempty"`
+	// HeldImports lists members whose import of the service waits for a
+	// review-mode proposal to be merged.
+	HeldImports []string `json:"heldImports,omitempty"`
 	// MissingNamespace lists members without the namespace; they do not
 	// import the service unless createMissingNamespaces is set.
 	MissingNamespace []string `json:"missingNamespace,omitempty"`

@@ -17,7 +17,11 @@ COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 # The newest Traefik that builds from the module proxy: v3.7 replaces a module
 # of its own with a directory its module zip does not hold.
 TRAEFIK_VERSION=${TRAEFIK_VERSION:-v3.6.12}
-WHAT=${WHAT:-"kube-apiserver etcd coredns kube-controller-manager kube-proxy traefik"}
+# The forge review mode's tests open pull requests on. Its module is published
+# as code.gitea.io/gitea but declares gitea.dev, so it is built from the
+# downloaded module source rather than required.
+GITEA_VERSION=${GITEA_VERSION:-v1.27.3}
+WHAT=${WHAT:-"kube-apiserver etcd coredns kube-controller-manager kube-proxy traefik gitea"}
 
 dir=${1:-${MCS_GITOPS_TESTBIN:-$HOME/.cache/mcs-gitops/testbin}}
 mkdir -p "$dir"
@@ -177,12 +181,46 @@ build_traefik() {
   say "traefik ready: $out"
 }
 
+# build_gitea: Gitea requires three modules the proxy does not serve at those
+# versions: gitea.dev/actions-proto-go and gitea.dev/sdk are served under
+# their code.gitea.io names (whose go.mod declares the gitea.dev path, so a
+# replace works), and gitlab client-go v2.42.0 is not served at all (v2.43.0,
+# used only by the GitLab migration code Gitea never runs here). Gitea reads
+# its templates and options (locales, licences) from disk without the
+# bindata tag: they are copied beside the binary, and the tests point
+# STATIC_ROOT_PATH there.
+build_gitea() {
+  local out="$dir/gitea/gitea"
+  gitea_is() { [ -x "$1" ] && [[ $("$1" --version 2>&1) == *"version ${GITEA_VERSION#v} "* ]] && [ -d "$dir/gitea/options" ]; }
+  gitea_is "$out" && { say "gitea $GITEA_VERSION cached"; return 0; }
+  say "building gitea $GITEA_VERSION from the module proxy (first time only, ~7 min on 2 cores)"
+  local src m="$work/gitea"
+  mkdir -p "$m"
+  src=$(cd "$m" && go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -d "$src" ] || { say "cannot download code.gitea.io/gitea@$GITEA_VERSION"; exit 1; }
+  cp -r "$src/." "$m/src"
+  chmod -R u+w "$m/src"
+  (cd "$m/src" && go mod edit \
+    -replace gitea.dev/actions-proto-go=code.gitea.io/actions-proto-go@v0.6.0 \
+    -replace gitea.dev/sdk=code.gitea.io/sdk@v1.2.0 \
+    -replace gitlab.com/gitlab-org/api/client-go/v2=gitlab.com/gitlab-org/api/client-go/v2@v2.43.0)
+  (cd "$m/src" && with_heartbeat "compiling gitea" go build -trimpath -o "$out.tmp" \
+    -ldflags "-s -w -X main.Version=${GITEA_VERSION#v}" .)
+  rm -rf "$dir/gitea/options" "$dir/gitea/templates"
+  mkdir -p "$dir/gitea"
+  cp -r "$m/src/options" "$m/src/templates" "$dir/gitea/"
+  mv "$out.tmp" "$out"
+  gitea_is "$out" || { say "built gitea does not report version ${GITEA_VERSION#v}"; exit 1; }
+  say "gitea ready: $out"
+}
+
 for w in $WHAT; do
   case $w in
     kube-apiserver | kube-controller-manager | kube-proxy) build_k8s "$w" ;;
     etcd) build_etcd ;;
     coredns) build_coredns ;;
     traefik) build_traefik ;;
+    gitea) build_gitea ;;
     *) say "unknown binary $w"; exit 2 ;;
   esac
 done

@@ -1,0 +1,97 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// CommitOn commits files (replacing what parent holds under roots) as the
+// one child of parent on the local branch name, leaving Branch, the
+// worktree and the index alone: review mode's proposal branches are
+// written beside the branch the loop works on, never checked out. When
+// the branch already holds a child of parent with that tree, it is kept
+// and changed is false, so an unchanged proposal is not pushed again.
+func (r *Repo) CommitOn(name string, parent plumbing.Hash, files map[string][]byte, roots []string, msg string) (plumbing.Hash, bool, error) {
+	ref := plumbing.NewBranchReferenceName(name)
+	if ref == r.branch {
+		return plumbing.ZeroHash, false, fmt.Errorf("branch %s is the branch the loop commits to", name)
+	}
+	d, err := r.diffHead(parent, files, roots)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := r.storeBlobs(files, d.changed, d.hashes); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	tree, err := r.buildTree(parent, d)
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("building the tree of %s: %w", name, err)
+	}
+	if cur, err := r.repo.Storer.Reference(ref); err == nil {
+		if c, err := object.GetCommit(r.repo.Storer, cur.Hash()); err == nil &&
+			c.TreeHash == tree && len(c.ParentHashes) == 1 && c.ParentHashes[0] == parent {
+			return cur.Hash(), false, nil
+		}
+	}
+	hash, err := r.storeCommit(parent, tree, msg)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(ref, hash)); err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("moving branch %s: %w", name, err)
+	}
+	r.opts.Log.Info("git commit", "commit", hash.String()[:12], "branch", name,
+		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(msg))
+	return hash, true, nil
+}
+
+// PushBranch force-pushes the local branch name to origin: a proposal
+// branch is the loop's alone and is rebuilt on every new commit of
+// Branch.
+func (r *Repo) PushBranch(ctx context.Context, name string) error {
+	if !r.remote {
+		return nil
+	}
+	ref := plumbing.NewBranchReferenceName(name)
+	err := r.repo.PushContext(ctx, &git.PushOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec("+" + ref.String() + ":" + ref.String())},
+		Auth:       r.opts.Auth,
+		Force:      true,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
+	}
+	r.opts.Log.Info("git push", "branch", name, "url", r.scrubString(r.opts.URL))
+	return nil
+}
+
+// DeleteBranch deletes the branch name locally and on origin. A branch
+// that is already gone is not an error.
+func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
+	ref := plumbing.NewBranchReferenceName(name)
+	if ref == r.branch {
+		return fmt.Errorf("branch %s is the branch the loop commits to", name)
+	}
+	if err := r.repo.Storer.RemoveReference(ref); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fmt.Errorf("deleting branch %s: %w", name, err)
+	}
+	if !r.remote {
+		return nil
+	}
+	err := r.repo.PushContext(ctx, &git.PushOptions{
+		RemoteName: remoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec(":" + ref.String())},
+		Auth:       r.opts.Auth,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return r.scrub(fmt.Errorf("deleting %s on %s: %w", name, r.scrubString(r.opts.URL), err))
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package gitsync
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// remoteBranch is the commit of branch name in a bare repository, zero
+// when it has none.
+func remoteBranch(t *testing.T, bare, name string) plumbing.Hash {
+	t.Helper()
+	repo, err := git.PlainOpen(bare)
+	require.NoError(t, err)
+	ref, err := repo.Reference(plumbing.NewBranchReferenceName(name), true)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return ref.Hash()
+}
+
+func TestProposalBranchBesideTheBranch(t *testing.T) {
+	ctx := context.Background()
+	bare := bareRemote(t)
+	r := open(t, bare)
+	main, changed, err := r.Commit(rendered(), treeRoots, StaticMessage("main"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.NoError(t, r.Push(ctx))
+
+	proposal := rendered()
+	proposal["clusters/b/new.yaml"] = []byte("kind: ServiceImport\n")
+	delete(proposal, "status/web/api.yaml")
+	const name = "mcs-gitops/proposals/service/shop/cart"
+	h, changed, err := r.CommitOn(name, main, proposal, treeRoots, "propose cart")
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.NoError(t, r.PushBranch(ctx, name))
+	assert.Equal(t, h, remoteBranch(t, bare, name))
+
+	head, err := r.Head()
+	require.NoError(t, err)
+	assert.Equal(t, main, head, "the loop's branch does not move")
+	files, _ := remoteTree(t, bare)
+	assert.NotContains(t, files, "deploy/mcs/clusters/b/new.yaml", "main does not get the proposal")
+
+	// What the proposal changes against main is exactly the edit.
+	out, err := exec.Command("git", "--git-dir", bare, "diff", "--name-status", main.String(), h.String()).CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, "A\tdeploy/mcs/clusters/b/new.yaml\nD\tdeploy/mcs/status/web/api.yaml\n", string(out))
+
+	again, changed, err := r.CommitOn(name, main, proposal, treeRoots, "propose cart")
+	require.NoError(t, err)
+	assert.False(t, changed, "same parent, same tree: kept")
+	assert.Equal(t, h, again)
+
+	// main moves on: the proposal is rebuilt on top of it and force-pushed.
+	next := rendered()
+	next["status/web/api.yaml"] = []byte("churn\n")
+	main2, _, err := r.Commit(next, treeRoots, StaticMessage("churn"))
+	require.NoError(t, err)
+	require.NoError(t, r.Push(ctx))
+	h2, changed, err := r.CommitOn(name, main2, proposal, treeRoots, "propose cart")
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.NoError(t, r.PushBranch(ctx, name))
+	assert.Equal(t, h2, remoteBranch(t, bare, name))
+	out, err = exec.Command("git", "--git-dir", bare, "merge-base", "--is-ancestor", main2.String(), h2.String()).CombinedOutput()
+	assert.NoError(t, err, "the rebuilt proposal is a fast-forward of main: %s", out)
+
+	require.NoError(t, r.DeleteBranch(ctx, name))
+	assert.True(t, remoteBranch(t, bare, name).IsZero())
+	require.NoError(t, r.DeleteBranch(ctx, name), "deleting a branch that is gone is not an error")
+
+	_, _, err = r.CommitOn("main", main2, proposal, treeRoots, "x")
+	assert.ErrorContains(t, err, "the branch the loop commits to")
+	assert.True(t, strings.HasPrefix(name, "mcs-gitops/"))
+}

@@ -1,0 +1,341 @@
+package review
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
+)
+
+var members = []string{"cluster-1", "cluster-2", "cluster-3"}
+
+func clusterSet() *v1alpha1.ClusterSet {
+	cs := &v1alpha1.ClusterSet{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind, Metadata: v1alpha1.Metadata{Name: "test"}}
+	for _, m := range members {
+		cs.Spec.Members = append(cs.Spec.Members, v1alpha1.Member{Name: m})
+	}
+	cs.Default()
+	return cs
+}
+
+// world is a builder of member snapshots: every member has the shop
+// namespace unless told otherwise.
+type world map[string]*snapshot.Snapshot
+
+func newWorld() world {
+	w := world{}
+	for _, m := range members {
+		w[m] = &snapshot.Snapshot{Member: m, Namespaces: []corev1.Namespace{*tenant.Namespace("shop")}}
+	}
+	return w
+}
+
+// export makes member export shop/<name> on the given ports with the
+// given ready endpoint addresses, created at minute created.
+func (w world) export(member, name string, created int, ports []corev1.ServicePort, ready ...string) world {
+	s := w[member]
+	se := tenant.Export("shop", name)
+	se.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 1, 0, created, 0, 0, time.UTC))
+	svc := tenant.Service("shop", name, ports...)
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	s.ServiceExports = append(s.ServiceExports, *se)
+	s.Services = append(s.Services, *svc)
+	s.EndpointSlices = append(s.EndpointSlices, *tenant.Slice(svc, name+"-"+member, discoveryv1.AddressTypeIPv4, tenant.Ready(ready...)...))
+	return w
+}
+
+func (w world) policy(member, name string, lb v1alpha1.LoadBalancerType, targets ...string) world {
+	p := v1alpha1.GlobalTrafficPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+	p.APIVersion, p.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.GlobalTrafficPolicyKind
+	p.Spec.LbType = lb
+	for _, t := range targets {
+		p.Spec.Targets = append(p.Spec.Targets, v1alpha1.TrafficTarget{ClusterKey: "//default/" + t})
+	}
+	w[member].GlobalTrafficPolicies = append(w[member].GlobalTrafficPolicies, p)
+	return w
+}
+
+// normalized gives the snapshots as a live read (or a committed file)
+// gives them.
+func (w world) normalized(t *testing.T) []*snapshot.Snapshot {
+	t.Helper()
+	var out []*snapshot.Snapshot
+	for _, m := range members {
+		s, ok := w[m]
+		if !ok {
+			continue
+		}
+		_, n, err := snapshot.Normalize(s, m+".yaml")
+		require.NoError(t, err)
+		out = append(out, n)
+	}
+	return out
+}
+
+var http = []corev1.ServicePort{tenant.HTTP()}
+
+// approvedFrom renders approved and gives what Split reads of a branch
+// whose last commit is that world: its snapshots and its importers.
+func approvedFrom(t *testing.T, approved []*snapshot.Snapshot) (map[string]*snapshot.Snapshot, map[render.ImportKey]bool) {
+	t.Helper()
+	out, err := render.Render(clusterSet(), approved, nil)
+	require.NoError(t, err)
+	snaps := map[string]*snapshot.Snapshot{}
+	for _, s := range approved {
+		snaps[s.Member] = s
+	}
+	return snaps, importsOf(&out.Report)
+}
+
+func importsOf(r *render.Report) map[render.ImportKey]bool {
+	imports := map[render.ImportKey]bool{}
+	for _, s := range r.Services {
+		for _, m := range s.ImportedBy {
+			imports[render.ImportKey{Member: m, Namespace: s.Namespace, Name: s.Name}] = true
+		}
+	}
+	return imports
+}
+
+type splitRun struct {
+	plan    *Plan
+	renders int
+}
+
+func split(t *testing.T, approved, live []*snapshot.Snapshot, kinds []Kind, rejected map[string]string) splitRun {
+	t.Helper()
+	snaps, imports := approvedFrom(t, approved)
+	var r splitRun
+	p, err := Split(Input{
+		Live: live, Approved: snaps, ApprovedImports: imports, Review: kinds, Rejected: rejected,
+		Render: func(w World) (*render.Output, error) {
+			r.renders++
+			return render.RenderWith(clusterSet(), w.Snapshots, render.Options{Held: w.Held})
+		},
+	})
+	require.NoError(t, err)
+	r.plan = p
+	return r
+}
+
+func service(t *testing.T, out *render.Output, name string) render.ServiceReport {
+	t.Helper()
+	for _, s := range out.Report.Services {
+		if s.Namespace == "shop" && s.Name == name {
+			return s
+		}
+	}
+	return render.ServiceReport{}
+}
+
+func proposalNames(p *Plan) []string {
+	var out []string
+	for _, x := range p.Proposals {
+		out = append(out, x.Name)
+	}
+	return out
+}
+
+func readyEndpoints(out *render.Output, member, service string) []string {
+	var addrs []string
+	for _, m := range out.Members {
+		if m.Name != member {
+			continue
+		}
+		for _, o := range m.Objects {
+			sl, ok := o.Object.(*discoveryv1.EndpointSlice)
+			if !ok || sl.Labels[discoveryv1.LabelServiceName] == "" {
+				continue
+			}
+			for _, e := range sl.Endpoints {
+				if o.Path != "" && containsService(o.Path, service) {
+					addrs = append(addrs, e.Addresses...)
+				}
+			}
+		}
+	}
+	slices.Sort(addrs)
+	return addrs
+}
+
+func containsService(path, service string) bool {
+	return len(path) > len("shop/"+service) && path[:len("shop/"+service)] == "shop/"+service
+}
+
+func TestNothingStructuralChangedRendersOnce(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	// Churn: a second ready endpoint, and the first one not ready.
+	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.6", "10.244.1.7").normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	assert.Empty(t, r.plan.Proposals)
+	assert.Equal(t, 1, r.renders, "churn alone costs one render, as without review")
+	assert.Equal(t, live, r.plan.Branch.Snapshots)
+	assert.Equal(t, []string{"10.244.1.6", "10.244.1.7"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"))
+}
+
+func TestANewExportWaitsWithItsImports(t *testing.T) {
+	approved := newWorld().normalized(t)
+	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	p := r.plan.Proposals[0]
+	assert.Equal(t, []Kind{KindExport, KindImport}, p.Kinds)
+	assert.Equal(t, []ExportRef{{Member: "cluster-1", Namespace: "shop", Name: "cart", New: true}}, p.Exports)
+	assert.Contains(t, p.Summary, "cluster-1 exports shop/cart")
+	assert.Contains(t, p.Summary, "cluster-2 imports shop/cart")
+
+	assert.Empty(t, service(t, r.plan.BranchOutput, "cart").ImportedBy, "the branch imports nothing until the proposal is merged")
+	assert.Equal(t, members, service(t, p.Output, "cart").ImportedBy)
+	assert.Equal(t, []string{"10.244.1.5"}, readyEndpoints(p.Output, "cluster-2", "cart"))
+}
+
+func TestOnlyTheConfiguredKindsWait(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	// cluster-3 starts exporting cart too, on another port: the ports
+	// are merged and the differing one is a conflict.
+	live := newWorld().
+		export("cluster-1", "cart", 0, http, "10.244.1.5").
+		export("cluster-3", "cart", 5, []corev1.ServicePort{tenant.Port("http", 81, 8080)}, "10.244.3.5").normalized(t)
+
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	assert.Equal(t, []Kind{KindExport, KindConflict}, r.plan.Proposals[0].Kinds, "everyone already imports cart: no Import")
+
+	r = split(t, approved, live, []Kind{KindConflict}, nil)
+	assert.Len(t, r.plan.Proposals, 1, "a conflict waits when Conflict is reviewed")
+
+	r = split(t, approved, live, []Kind{KindImport, KindMember}, nil)
+	assert.Empty(t, r.plan.Proposals, "neither an import nor a member: straight to the branch")
+	assert.Equal(t, live, r.plan.Branch.Snapshots)
+	full, err := render.Render(clusterSet(), live, nil)
+	require.NoError(t, err)
+	assert.Equal(t, full, r.plan.BranchOutput)
+}
+
+func TestChurnFlowsWhileAChangeWaits(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	live := newWorld().
+		export("cluster-1", "cart", 0, http, "10.244.1.8", "10.244.1.9").
+		export("cluster-3", "cart", 5, http, "10.244.3.5").normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	assert.Equal(t, []Kind{KindExport}, r.plan.Proposals[0].Kinds)
+	assert.Equal(t, []string{"10.244.1.8", "10.244.1.9"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"),
+		"cluster-1's new endpoints reach the branch; cluster-3's wait")
+	assert.Equal(t, []string{"10.244.1.8", "10.244.1.9", "10.244.3.5"}, readyEndpoints(r.plan.Proposals[0].Output, "cluster-2", "cart"))
+}
+
+func TestAWithdrawalWaitsWithTheLastApprovedEndpoints(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	live := newWorld().normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	p := r.plan.Proposals[0]
+	assert.Equal(t, []Kind{KindWithdrawal}, p.Kinds)
+	assert.Equal(t, members, service(t, r.plan.BranchOutput, "cart").ImportedBy)
+	assert.Equal(t, []string{"10.244.1.5"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"))
+	assert.Empty(t, service(t, p.Output, "cart").ImportedBy)
+
+	r = split(t, approved, live, []Kind{KindExport, KindImport}, nil)
+	assert.Empty(t, r.plan.Proposals, "withdrawals not reviewed: gone at once")
+	assert.Empty(t, service(t, r.plan.BranchOutput, "cart").ImportedBy)
+}
+
+func TestANewNamespaceImportsThroughItsOwnProposal(t *testing.T) {
+	approvedWorld := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5")
+	approvedWorld["cluster-2"].Namespaces = []corev1.Namespace{*tenant.Namespace("other")}
+	approved := approvedWorld.normalized(t)
+	liveWorld := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.6")
+	liveWorld["cluster-2"].Namespaces = append(liveWorld["cluster-2"].Namespaces, *tenant.Namespace("other"))
+	live := liveWorld.normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"import/cluster-2/shop"}, proposalNames(r.plan))
+	assert.Equal(t, []Kind{KindImport}, r.plan.Proposals[0].Kinds)
+	assert.True(t, r.plan.Branch.Held[render.ImportKey{Member: "cluster-2", Namespace: "shop", Name: "cart"}])
+	cart := service(t, r.plan.BranchOutput, "cart")
+	assert.Equal(t, []string{"cluster-1", "cluster-3"}, cart.ImportedBy)
+	assert.Equal(t, []string{"cluster-2"}, cart.HeldImports)
+	assert.Equal(t, []string{"10.244.1.6"}, readyEndpoints(r.plan.BranchOutput, "cluster-3", "cart"))
+}
+
+func TestANewMemberIsOneProposal(t *testing.T) {
+	approvedWorld := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5")
+	delete(approvedWorld, "cluster-3")
+	approvedSnaps := approvedWorld.normalized(t)
+	// The approved branch rendered without cluster-3 at all.
+	approved := append(approvedSnaps, &snapshot.Snapshot{Member: "cluster-3"})
+	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").export("cluster-3", "shoes", 0, http, "10.244.3.5").normalized(t)
+
+	snaps, imports := approvedFrom(t, approved)
+	delete(snaps, "cluster-3") // the branch holds no inputs/cluster-3.yaml
+	p, err := Split(Input{Live: live, Approved: snaps, ApprovedImports: imports, Review: AllKinds,
+		Render: func(w World) (*render.Output, error) {
+			return render.RenderWith(clusterSet(), w.Snapshots, render.Options{Held: w.Held})
+		}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"member/cluster-3"}, proposalNames(p))
+	assert.Equal(t, []Kind{KindMember, KindExport, KindImport}, p.Proposals[0].Kinds)
+	assert.Equal(t, []string{"cluster-1", "cluster-2"}, service(t, p.BranchOutput, "cart").ImportedBy)
+	assert.Empty(t, service(t, p.BranchOutput, "shoes").ImportedBy)
+	assert.Equal(t, members, service(t, p.Proposals[0].Output, "shoes").ImportedBy)
+}
+
+func TestARejectedChangeIsNotProposedAgainUntilItChanges(t *testing.T) {
+	approved := newWorld().normalized(t)
+	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	first := split(t, approved, live, AllKinds, nil).plan.Proposals[0]
+
+	r := split(t, approved, live, AllKinds, map[string]string{first.Name: first.Digest})
+	require.Len(t, r.plan.Proposals, 1)
+	assert.True(t, r.plan.Proposals[0].Rejected)
+	assert.Nil(t, r.plan.Proposals[0].Output)
+	assert.Empty(t, service(t, r.plan.BranchOutput, "cart").ImportedBy, "still held")
+
+	// Churn does not change the digest...
+	churned := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.9").normalized(t)
+	assert.True(t, split(t, approved, churned, AllKinds, map[string]string{first.Name: first.Digest}).plan.Proposals[0].Rejected)
+	// ...a new port does.
+	changed := newWorld().export("cluster-1", "cart", 0, []corev1.ServicePort{tenant.HTTP(), tenant.Port("grpc", 9090, 9090)}, "10.244.1.5").normalized(t)
+	again := split(t, approved, changed, AllKinds, map[string]string{first.Name: first.Digest}).plan.Proposals[0]
+	assert.False(t, again.Rejected)
+	assert.NotEqual(t, first.Digest, again.Digest)
+}
+
+func TestAPolicyIsItsOwnProposal(t *testing.T) {
+	base := func() world {
+		return newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").export("cluster-3", "cart", 1, http, "10.244.3.5")
+	}
+	approved := base().normalized(t)
+	live := base().policy("cluster-2", "cart", v1alpha1.FailOver, "cluster-3").normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"policy/cluster-2/shop/cart"}, proposalNames(r.plan))
+	p := r.plan.Proposals[0]
+	assert.Equal(t, []Kind{KindPolicy}, p.Kinds)
+	assert.Contains(t, p.Summary, "cluster-2 creates GlobalTrafficPolicy shop/cart")
+	assert.Equal(t, []string{"10.244.1.5", "10.244.3.5"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"), "no policy yet: both")
+	assert.Equal(t, []string{"10.244.3.5"}, readyEndpoints(p.Output, "cluster-2", "cart"))
+}
+
+func TestSplitIsDeterministic(t *testing.T) {
+	approved := newWorld().normalized(t)
+	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").export("cluster-2", "shoes", 0, http, "10.244.2.5").
+		policy("cluster-3", "cart", v1alpha1.FailOver, "cluster-1").normalized(t)
+	a := split(t, approved, live, AllKinds, nil).plan
+	b := split(t, approved, live, AllKinds, nil).plan
+	require.Equal(t, proposalNames(a), proposalNames(b))
+	assert.Equal(t, []string{"policy/cluster-3/shop/cart", "service/shop/cart", "service/shop/shoes"}, proposalNames(a))
+	for i := range a.Proposals {
+		assert.Equal(t, a.Proposals[i].Digest, b.Proposals[i].Digest)
+		assert.Equal(t, a.Proposals[i].Summary, b.Proposals[i].Summary)
+	}
+}
