@@ -15,6 +15,8 @@ type Committed struct {
 	Inputs map[string][]byte
 	Health map[string]clusters.Health
 	Report *render.Report
+	// Review is status/review.yaml, empty outside review mode.
+	Review *ReviewState
 }
 
 // CommittedRoots are the paths ReadCommitted needs of a commit.
@@ -24,7 +26,7 @@ var CommittedRoots = []string{InputsDir, StatusDir}
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.
 func ReadCommitted(files map[string][]byte) (*Committed, error) {
-	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]clusters.Health{}, Report: &render.Report{}}
+	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]clusters.Health{}, Report: &render.Report{}, Review: &ReviewState{}}
 	if files == nil {
 		return c, nil
 	}
@@ -38,6 +40,9 @@ func ReadCommitted(files map[string][]byte) (*Committed, error) {
 		if c.Health, err = ParseHealth(b); err != nil {
 			return nil, err
 		}
+	}
+	if c.Review, err = ParseReviewState(files[ReviewFile]); err != nil {
+		return nil, err
 	}
 	if c.Report, err = ReadReport(files); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

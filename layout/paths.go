@@ -13,17 +13,21 @@ import (
 //	status/<namespace>/<name>.yaml   the report of one exported service
 //	status/gateways.yaml             what each gateway serves, TCP port allocations
 //	status/members.yaml              each member's reachability
+//	status/review.yaml               review mode: held imports, proposals, rejections
 //	status/SUMMARY.md                the report for a person
 const (
 	ConfigFile  = "clusterset.yaml"
 	InputsDir   = "inputs"
 	ClustersDir = "clusters"
 	StatusDir   = "status"
-	// GatewaysFile and HealthFile sit beside the namespace directories of
-	// status/; no namespace can be called gateways.yaml or members.yaml.
+	// GatewaysFile, HealthFile and ReviewFile sit beside the namespace
+	// directories of status/; no namespace can be called gateways.yaml,
+	// members.yaml or review.yaml (a namespace name has no dot).
 	GatewaysFile = StatusDir + "/gateways.yaml"
 	HealthFile   = StatusDir + "/members.yaml"
-	SummaryFile  = StatusDir + "/SUMMARY.md"
+	// ReviewFile is written only in review mode.
+	ReviewFile  = StatusDir + "/review.yaml"
+	SummaryFile = StatusDir + "/SUMMARY.md"
 )
 
 // RenderRoots are what `render` owns under --out: anything in them it did

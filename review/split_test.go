@@ -11,6 +11,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -338,4 +340,34 @@ func TestSplitIsDeterministic(t *testing.T) {
 		assert.Equal(t, a.Proposals[i].Digest, b.Proposals[i].Digest)
 		assert.Equal(t, a.Proposals[i].Summary, b.Proposals[i].Summary)
 	}
+}
+
+func TestAHeldChangeKeepsTheApprovedShapeWithLiveEndpoints(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	// cluster-1 adds a port (structural) while its pods roll (churn).
+	grpc := []corev1.ServicePort{tenant.HTTP(), tenant.Port("grpc", 9090, 9090)}
+	live := newWorld().export("cluster-1", "cart", 0, grpc, "10.244.1.8").normalized(t)
+	r := split(t, approved, live, AllKinds, nil)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	p := r.plan.Proposals[0]
+	assert.Equal(t, []Kind{KindExport}, p.Kinds)
+	assert.Equal(t, []ExportRef{{Member: "cluster-1", Namespace: "shop", Name: "cart"}}, p.Exports)
+	assert.Contains(t, p.Summary, "cluster-1 changes what it exports of shop/cart")
+
+	portsOf := func(out *render.Output) []int32 {
+		var ports []int32
+		for _, m := range out.Members {
+			for _, o := range m.Objects {
+				if si, ok := o.Object.(*mcsv1alpha1.ServiceImport); ok && m.Name == "cluster-2" {
+					for _, p := range si.Spec.Ports {
+						ports = append(ports, p.Port)
+					}
+				}
+			}
+		}
+		return ports
+	}
+	assert.Equal(t, []int32{80}, portsOf(r.plan.BranchOutput), "the branch keeps the approved ports")
+	assert.Equal(t, []string{"10.244.1.8"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"), "with the live endpoints")
+	assert.Equal(t, []int32{80, 9090}, portsOf(p.Output))
 }

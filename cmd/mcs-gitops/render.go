@@ -42,7 +42,8 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 
 // render loads and renders; any failure is bad input, exit code 2. The
 // gateway port allocations to keep come from status/gateways.yaml under
-// repo, the rendered repository, when it has one.
+// repo, the rendered repository, when it has one, and the imports review
+// mode holds back from its status/review.yaml.
 func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, error) {
 	cfg, snaps, err := f.load()
 	if err != nil {
@@ -52,7 +53,11 @@ func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output,
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
-	result, err := render.Render(cfg, snaps, committed)
+	held, err := readHeldImports(repo)
+	if err != nil {
+		return nil, nil, &exitError{2, err}
+	}
+	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed, Held: held})
 	if err != nil {
 		return nil, nil, &exitError{2, err}
 	}
@@ -326,4 +331,21 @@ func readAllocations(repo string) (render.Allocations, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return a, nil
+}
+
+// readHeldImports reads the imports review mode holds back from
+// status/review.yaml under repo; none when there is no such file.
+func readHeldImports(repo string) (map[render.ImportKey]bool, error) {
+	data, err := nofollow.ReadUnder(repo, layout.ReviewFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := layout.ParseReviewState(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(repo, filepath.FromSlash(layout.ReviewFile)), err)
+	}
+	return r.Held(), nil
 }
