@@ -1,6 +1,6 @@
 # mcs-gitops developer and CI entry points. `make` alone lists the targets.
 #
-# Overridable: GO, TESTBIN (where kube-apiserver, etcd, CoreDNS, kube-controller-manager, kube-proxy and Traefik are built; defaults to
+# Overridable: GO, TESTBIN (where kube-apiserver, etcd, CoreDNS, kube-controller-manager, kube-proxy, Traefik and Gitea are built; defaults to
 # $MCS_GITOPS_TESTBIN, else ~/.cache/mcs-gitops/testbin), FUZZTIME, BENCH_OUT;
 # for `make image`: VERSION, IMAGE, IMAGE_ARCH, IMAGE_OUT, CA_CERTS (below).
 
@@ -33,10 +33,10 @@ help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy and traefik into TESTBIN (once; a no-op when cached), install nftables for the lab
+testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
-	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' || \
-		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy and traefik from source into $(TESTBIN) (~30 min on 2 cores, once per machine); this is why it is slow.'
+	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' -a -x '$(TESTBIN)/gitea/gitea' || \
+		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea from source into $(TESTBIN) (~30 min on 2 cores, once per machine); this is why it is slow.'
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 	@bash test/testbin/hosttools.sh
 
