@@ -22,7 +22,8 @@ const SchemaFile = "schemas/clusterset.schema.json"
 // schema's descriptions are the same words as the Go documentation.
 func FieldDocs(dir string) (map[string]string, error) {
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "types.go"))
+	// types.go and the files split from it (types_git_sync.go, ...).
+	files, err := filepath.Glob(filepath.Join(dir, "types*.go"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("no types.go in %s", dir)
 	}

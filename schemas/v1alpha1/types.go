@@ -36,7 +36,9 @@ type ClusterSetSpec struct {
 	// Git is the repository the live loop commits the rendered tree to.
 	Git GitOptions `json:"git,omitempty"`
 	// Sync tunes the live loop: timeouts, staleness, commit pacing.
-	Sync SyncOptions `json:"sync,omitempty"`
+	Sync SyncOptions `json:"sync,omitempty"` // Review turns review mode on: structural changes become pull or merge
+	// requests on the forge, merged by a person, instead of direct commits.
+	Review ReviewOptions `json:"review,omitempty"`
 }
 
 // DataPathMode says how traffic reaches a member's endpoints from another member.
@@ -212,7 +214,11 @@ func (c *ClusterSet) Default() {
 	if g.Auth.Username == "" {
 		g.Auth.Username = DefaultGitUsername
 	}
-	for _, cs := range []*CredentialSource{g.Auth.Token, g.Auth.SSHKey, g.Auth.KnownHosts} {
+	creds := []*CredentialSource{g.Auth.Token, g.Auth.SSHKey, g.Auth.KnownHosts, c.Spec.Review.Forge.Token}
+	if a := c.Spec.Review.Forge.GitHubApp; a != nil {
+		creds = append(creds, a.PrivateKey)
+	}
+	for _, cs := range creds {
 		if cs != nil && cs.SecretRef != nil && cs.SecretRef.Key == "" {
 			cs.SecretRef.Key = "value"
 		}

@@ -121,6 +121,7 @@ func (c *ClusterSet) validate() ErrorList {
 	}
 	errs = append(errs, c.Spec.Git.validate("spec.git")...)
 	errs = append(errs, c.Spec.Sync.validate("spec.sync")...)
+	errs = append(errs, c.Spec.Review.validate("spec.review", c.Spec.Git)...)
 	return errs
 }
 

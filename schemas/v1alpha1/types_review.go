@@ -1,0 +1,127 @@
+package v1alpha1
+
+// spec.review: review mode, where structural changes go to a proposal
+// branch and a pull or merge request on the forge instead of straight to
+// the branch, and a merge is the approval.
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// ForgeProvider names the kind of forge proposals are opened on.
+type ForgeProvider string
+
+const (
+	// ForgeGitHub is github.com or GitHub Enterprise Server: pull requests.
+	ForgeGitHub ForgeProvider = "github"
+	// ForgeGitLab is gitlab.com or a self-managed GitLab: merge requests.
+	ForgeGitLab ForgeProvider = "gitlab"
+	// ForgeGitea is a Gitea (or Forgejo) server: pull requests.
+	ForgeGitea ForgeProvider = "gitea"
+)
+
+// ReviewOptions turn review mode on and say where proposals are opened.
+type ReviewOptions struct {
+	// Enabled turns review mode on: structural changes are committed to
+	// a branch mcs-gitops/proposals/<name> and proposed as a pull or
+	// merge request instead of being pushed to spec.git.branch.
+	Enabled bool `json:"enabled,omitempty"`
+	// Forge is the service the repository lives on, and the identity that
+	// opens the requests there.
+	Forge ForgeOptions `json:"forge,omitempty"`
+}
+
+// ForgeOptions say which forge holds the repository and how to reach its
+// API. They hold references to credentials, never the credentials.
+type ForgeOptions struct {
+	// Provider is the kind of forge: github, gitlab or gitea.
+	Provider ForgeProvider `json:"provider,omitempty" schema:"enum=github|gitlab|gitea"`
+	// URL of the forge, for GitHub Enterprise Server, a self-managed
+	// GitLab or a Gitea: https://host (an /api/... suffix is allowed).
+	// Defaults to github.com or gitlab.com; required for gitea.
+	URL string `json:"url,omitempty" schema:"maxLength=2048"`
+	// Repository on the forge: owner/name (GitLab: group/subgroup/name).
+	// Defaults to the path of spec.git.url.
+	Repository string `json:"repository,omitempty" schema:"maxLength=1024"`
+	// Token is an API token allowed to open, edit and close pull or merge
+	// requests and to create labels. Set token or githubApp.
+	Token *CredentialSource `json:"token,omitempty"`
+	// GitHubApp authenticates as a GitHub App installation instead of a
+	// token (provider github only).
+	GitHubApp *GitHubAppAuth `json:"githubApp,omitempty"`
+}
+
+// GitHubAppAuth is a GitHub App installed on the repository's owner.
+type GitHubAppAuth struct {
+	// AppID is the App's numeric ID (its settings page shows it).
+	AppID int64 `json:"appID" schema:"minimum=1"`
+	// InstallationID is the ID of the App's installation on the owner of
+	// the repository.
+	InstallationID int64 `json:"installationID" schema:"minimum=1"`
+	// PrivateKey is the App's PEM private key.
+	PrivateKey *CredentialSource `json:"privateKey"`
+}
+
+// RepositoryPath returns the forge repository f names: Repository when
+// set, else the path of gitURL (https://host/owner/name.git,
+// ssh://git@host/owner/name.git or git@host:owner/name.git) without the
+// .git suffix. It fails when neither gives one.
+func (f ForgeOptions) RepositoryPath(gitURL string) (string, error) {
+	if f.Repository != "" {
+		return strings.Trim(f.Repository, "/"), nil
+	}
+	_, p, ok := splitRepoURL(gitURL)
+	if !ok || p == "" {
+		return "", fmt.Errorf("cannot be derived from spec.git.url %q (not an https, ssh or user@host:path URL with a path); set it to owner/name", redactUserinfo(gitURL))
+	}
+	return p, nil
+}
+
+// splitRepoURL returns the host and the repository path (no leading or
+// trailing slash, no .git) of an https, ssh or scp-like Git URL.
+func splitRepoURL(raw string) (host, repoPath string, ok bool) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", "", false
+	}
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", "", false
+		}
+		switch u.Scheme {
+		case "http", "https", "ssh", "git":
+		default:
+			return "", "", false
+		}
+		host, repoPath = u.Hostname(), u.Path
+	} else {
+		// user@host:path or host:path; a path with a slash before the
+		// colon is a local path.
+		hostPart, p, found := strings.Cut(raw, ":")
+		if !found || strings.Contains(hostPart, "/") || strings.HasPrefix(p, "//") {
+			return "", "", false
+		}
+		if i := strings.LastIndex(hostPart, "@"); i >= 0 {
+			hostPart = hostPart[i+1:]
+		}
+		host, repoPath = hostPart, p
+	}
+	repoPath = strings.TrimSuffix(strings.Trim(path.Clean("/"+repoPath), "/"), ".git")
+	if host == "" || repoPath == "" || repoPath == "." {
+		return "", "", false
+	}
+	return host, repoPath, true
+}
+
+// redactUserinfo drops the user part of a URL for an error message.
+func redactUserinfo(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	return raw
+}
