@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -182,4 +184,15 @@ func readBlob(b *object.Blob) ([]byte, error) {
 	}
 	defer rd.Close()
 	return io.ReadAll(rd)
+}
+
+// Paths lists the files of commit ref under roots, sorted, relative to
+// Options.Path. For the commit Commit last made or read it costs no read
+// of the tree (the blob hashes are cached).
+func (r *Repo) Paths(ref plumbing.Hash, roots []string) ([]string, error) {
+	blobs, err := r.headBlobs(ref, roots)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(blobs)), nil
 }

@@ -3,6 +3,8 @@ package layout
 import (
 	"path"
 	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // The rendered repository, relative to the configured sub-path:
@@ -88,4 +90,27 @@ func importOf(p string) (member, key string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], path.Join(parts[1], parts[2]), true
+}
+
+// ImportFile is the name of the ServiceImport's file in its directory
+// clusters/<member>/<namespace>/<name>/.
+const ImportFile = "serviceimport.yaml"
+
+// ImportsIn lists the imports a tree's paths hold: each
+// clusters/<member>/<namespace>/<name>/serviceimport.yaml. Review mode reads
+// the imports a merged branch really has from it, so that one a person
+// removed in a proposal is seen as removed.
+func ImportsIn(paths []string) map[render.ImportKey]bool {
+	out := map[render.ImportKey]bool{}
+	for _, p := range paths {
+		rest, ok := strings.CutPrefix(p, ClustersDir+"/")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rest, "/")
+		if len(parts) == 4 && parts[3] == ImportFile {
+			out[render.ImportKey{Member: parts[0], Namespace: parts[1], Name: parts[2]}] = true
+		}
+	}
+	return out
 }

@@ -21,6 +21,18 @@ type ReviewState struct {
 	HeldImports []HeldImport     `json:"heldImports,omitempty"`
 	Proposals   []ProposalRecord `json:"proposals,omitempty"`
 	Rejected    []RejectedRecord `json:"rejected,omitempty"`
+	// Overrides are imports a person took out of a proposal before
+	// merging it: held, and not proposed again while the service's
+	// exports stay as they were (Digest).
+	Overrides []OverrideRecord `json:"overrides,omitempty"`
+}
+
+// OverrideRecord is one import declined by hand.
+type OverrideRecord struct {
+	Member    string `json:"member"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Digest    string `json:"digest"`
 }
 
 // HeldImport is one import held back.
@@ -76,6 +88,11 @@ func FormatReviewState(r *ReviewState) ([]byte, error) {
 	sort.Slice(c.Proposals, func(i, j int) bool { return c.Proposals[i].Name < c.Proposals[j].Name })
 	c.Rejected = append([]RejectedRecord(nil), r.Rejected...)
 	sort.Slice(c.Rejected, func(i, j int) bool { return c.Rejected[i].Name < c.Rejected[j].Name })
+	c.Overrides = append([]OverrideRecord(nil), r.Overrides...)
+	sort.Slice(c.Overrides, func(i, j int) bool {
+		a, b := c.Overrides[i], c.Overrides[j]
+		return a.Member+"/"+a.Namespace+"/"+a.Name < b.Member+"/"+b.Namespace+"/"+b.Name
+	})
 	b, err := yaml.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ReviewFile, err)

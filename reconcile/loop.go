@@ -39,6 +39,8 @@ type Loop struct {
 	// Events turns on Kubernetes Events on exports, imports and policies
 	// in each member; call CloseEvents when done.
 	Events bool
+	// Review turns review mode on (NewReviewer); nil when off.
+	Review *Reviewer
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
 

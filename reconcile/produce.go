@@ -19,6 +19,8 @@ type tree struct {
 	prev   *render.Report
 	events []string
 	digest string
+	// review is set in review mode.
+	review *reviewed
 }
 
 // readCommitted loads what commit head says about the world. An empty
@@ -61,6 +63,8 @@ type resolved struct {
 	prev   *layout.Committed
 	res    *clusters.Resolution
 	health []byte
+	// reviewGen is the review state's generation the render was made at.
+	reviewGen int
 }
 
 // resolve decides each member's snapshot for a render on top of commit
@@ -87,7 +91,7 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	return &resolved{head: head, prev: prev, res: res, health: health}, nil
+	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.generation()}, nil
 }
 
 // produce renders the tree for the collected results on top of commit
@@ -102,17 +106,43 @@ func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, er
 
 // render renders the tree for what rs resolved.
 func (l *Loop) render(rs *resolved) (*tree, error) {
+	if l.Review != nil {
+		return l.renderReview(rs)
+	}
+	snaps := completeSnapshots(l.memberNames(), rs.res.Snapshots)
+	out, err := render.Render(l.Config, snaps, rs.prev.Report.Allocations())
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return l.treeOf(rs, snaps, out, nil)
+}
+
+// treeOf lays one render out as the repository's tree: the config, the
+// snapshot of each member it was rendered from, the rendered files, the
+// members' health and, in review mode, status/review.yaml. A snapshot
+// review mode changed (a structural change held back) is committed as
+// changed, so the commit renders to itself (render --check).
+func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Output, st *layout.ReviewState) (*tree, error) {
 	prev, res := rs.prev, rs.res
 	files := map[string][]byte{layout.ConfigFile: l.ConfigBytes}
 	inputs := map[string][]byte{}
-	for m, b := range res.Files {
-		files[layout.InputFile(m)] = b
-		inputs[layout.InputFile(m)] = b
+	live := make(map[string]*snapshot.Snapshot, len(res.Snapshots))
+	for _, s := range res.Snapshots {
+		live[s.Member] = s
 	}
-	snaps := completeSnapshots(l.memberNames(), res.Snapshots)
-	out, err := render.Render(l.Config, snaps, prev.Report.Allocations())
-	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
+	for _, s := range snaps {
+		b, ok := res.Files[s.Member]
+		if !ok {
+			continue // never read and nothing committed
+		}
+		if live[s.Member] != s {
+			var err error
+			if b, err = snapshot.Format(s); err != nil {
+				return nil, fmt.Errorf("render: %w", err)
+			}
+		}
+		files[layout.InputFile(s.Member)] = b
+		inputs[layout.InputFile(s.Member)] = b
 	}
 	rendered, err := layout.Files(out)
 	if err != nil {
@@ -122,6 +152,13 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 		files[p] = b
 	}
 	files[layout.HealthFile] = rs.health
+	if st != nil {
+		b, err := layout.FormatReviewState(st)
+		if err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		files[layout.ReviewFile] = b
+	}
 	return &tree{
 		files: files, report: &out.Report, prev: prev.Report,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),

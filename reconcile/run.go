@@ -61,6 +61,13 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 	p.changed(l.now()) // the first cycle runs at start
 	resync := time.NewTicker(t.ResyncInterval)
 	defer resync.Stop()
+	// In review mode a merge on the forge is seen by polling it.
+	var poll <-chan time.Time
+	if l.Review != nil && l.Review.Poll > 0 {
+		tk := time.NewTicker(l.Review.Poll)
+		defer tk.Stop()
+		poll = tk.C
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	ready := false
@@ -78,6 +85,8 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			}
 			return errors.Join(errors.New("watching members stopped"), err)
 		case <-events:
+			p.changed(l.now())
+		case <-poll:
 			p.changed(l.now())
 		case <-resync.C:
 			// A resync reads every member, whatever its watch says.
@@ -102,6 +111,9 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			}
 			if out != nil && out.Committed {
 				p.committed(l.now())
+			}
+			if out != nil && out.Again {
+				p.changed(l.now())
 			}
 			if opts.OnCycle != nil {
 				opts.OnCycle(out, err)

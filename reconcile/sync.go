@@ -33,6 +33,9 @@ type Outcome struct {
 	Took Phases
 	// SucceededAt is when the cycle ended, if Successful; zero otherwise.
 	SucceededAt time.Time
+	// Again asks for another cycle soon: review mode opened a request
+	// whose URL the branch's record does not have yet.
+	Again bool
 }
 
 // Successful says whether the cycle kept the ClusterSet in step: the
@@ -111,6 +114,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		l.observeMember(r)
 	}
 
+	if l.Review != nil {
+		// The forge being down holds up only review, never churn: the
+		// cycle goes on with what it last heard.
+		if err := l.poll(ctx); err != nil {
+			l.log().Warn("review: polling the forge failed; using what it said last", "err", err)
+		}
+	}
+
 	pubStart := time.Now()
 	pub, err := l.publish(ctx, out.Collected)
 	out.Took.Publish = time.Since(pubStart)
@@ -126,6 +137,15 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	l.observeReport(pub.report)
+	if pub.review != nil {
+		opened, err := l.propose(ctx, pub.commit, pub.review)
+		if err != nil {
+			l.Review.dirty()
+			l.log().Error("review: proposals not brought up to date", "err", err)
+		}
+		// A request just opened has its URL recorded by the next cycle.
+		out.Again = opened
+	}
 
 	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
@@ -153,6 +173,9 @@ type published struct {
 	// publish).
 	files  map[string][]byte
 	report *render.Report
+	// review is what review mode does after the commit; nil outside it
+	// and when the render was reused (its proposals are pushed already).
+	review *reviewed
 }
 
 // publish renders on top of HEAD, commits and pushes when a byte changed,
@@ -219,7 +242,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
-	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report}, nil
+	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
 }
 
 // unchangedRender is a render that, committed on top of the commit it
@@ -241,7 +264,7 @@ func (l *Loop) lastUnchanged(rs *resolved) *unchangedRender {
 	l.cacheMu.Lock()
 	u := l.unchanged
 	l.cacheMu.Unlock()
-	if u == nil || u.head != rs.head || !bytes.Equal(u.health, rs.health) || !maps.EqualFunc(u.res.Files, rs.res.Files, bytes.Equal) {
+	if u == nil || u.head != rs.head || u.reviewGen != rs.reviewGen || !bytes.Equal(u.health, rs.health) || !maps.EqualFunc(u.res.Files, rs.res.Files, bytes.Equal) {
 		return nil
 	}
 	return u

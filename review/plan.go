@@ -29,6 +29,10 @@ type Input struct {
 	// Rejected are proposals closed unmerged, name to digest: one with
 	// the same digest is not proposed again.
 	Rejected map[string]string
+	// Declined are imports a person took out of a merged proposal, with
+	// the digest of the service's exports then (ServiceDigest): while the
+	// digest is the same they stay held and are not proposed again.
+	Declined map[render.ImportKey]string
 	// Render renders a world (the caller binds config and allocations).
 	Render func(World) (*render.Output, error)
 }
@@ -41,6 +45,9 @@ type Plan struct {
 	// Proposals are the held changes, sorted by name; a rejected one has
 	// no world or output.
 	Proposals []*Proposal
+	// Declined are the declined imports that still stand, with their
+	// digests; held in every world, proposed in none.
+	Declined map[render.ImportKey]string
 }
 
 // Proposal is one held change: what it is, and the world it would make.
@@ -76,17 +83,27 @@ type ExportRef struct {
 // the render is the only one done: churn costs what it costs without
 // review.
 func Split(in Input) (*Plan, error) {
-	full, err := in.Render(World{Snapshots: in.Live})
+	declined := map[render.ImportKey]string{}
+	for k, d := range in.Declined {
+		if ServiceDigest(in.Live, k.Namespace, k.Name) == d {
+			declined[k] = d
+		}
+	}
+	always := map[render.ImportKey]bool{}
+	for k := range declined {
+		always[k] = true
+	}
+	full, err := in.Render(World{Snapshots: in.Live, Held: always})
 	if err != nil {
 		return nil, err
 	}
 	units := findUnits(in.Live, in.Approved, in.ApprovedImports, &full.Report)
 	if len(units) == 0 {
-		return &Plan{Branch: World{Snapshots: in.Live, Held: map[render.ImportKey]bool{}}, BranchOutput: full}, nil
+		return &Plan{Branch: World{Snapshots: in.Live, Held: always}, BranchOutput: full, Declined: declined}, nil
 	}
 	groups := group(units, in.Approved)
 	applied := map[string]bool{}
-	branch, err := build(in.Live, in.Approved, units, applied)
+	branch, err := build(in.Live, in.Approved, units, applied, always)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +117,7 @@ func Split(in Input) (*Plan, error) {
 	// are one group), so the order is only for determinism.
 	var held []*Proposal
 	for _, g := range groups {
-		p, w, out, err := try(in, units, applied, g, &branchOut.Report)
+		p, w, out, err := try(in, units, applied, always, g, &branchOut.Report)
 		if err != nil {
 			return nil, err
 		}
@@ -119,23 +136,23 @@ func Split(in Input) (*Plan, error) {
 			continue
 		}
 		g := groupNamed(groups, p.Name)
-		_, w, out, err := try(in, units, applied, g, &branchOut.Report)
+		_, w, out, err := try(in, units, applied, always, g, &branchOut.Report)
 		if err != nil {
 			return nil, err
 		}
 		p.World, p.Output = w, out
 	}
-	return &Plan{Branch: branch, BranchOutput: branchOut, Proposals: held}, nil
+	return &Plan{Branch: branch, BranchOutput: branchOut, Proposals: held, Declined: declined}, nil
 }
 
 // try renders the branch's world with g applied and describes g by what
 // that render changes.
-func try(in Input, units []unit, applied map[string]bool, g *unitGroup, base *render.Report) (*Proposal, World, *render.Output, error) {
+func try(in Input, units []unit, applied map[string]bool, always map[render.ImportKey]bool, g *unitGroup, base *render.Report) (*Proposal, World, *render.Output, error) {
 	with := maps.Clone(applied)
 	for _, u := range g.units {
 		with[u.String()] = true
 	}
-	w, err := build(in.Live, in.Approved, units, with)
+	w, err := build(in.Live, in.Approved, units, with, always)
 	if err != nil {
 		return nil, World{}, nil, err
 	}

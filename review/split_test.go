@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -370,4 +369,36 @@ func TestAHeldChangeKeepsTheApprovedShapeWithLiveEndpoints(t *testing.T) {
 	assert.Equal(t, []int32{80}, portsOf(r.plan.BranchOutput), "the branch keeps the approved ports")
 	assert.Equal(t, []string{"10.244.1.8"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"), "with the live endpoints")
 	assert.Equal(t, []int32{80, 9090}, portsOf(p.Output))
+}
+
+func TestADeclinedImportStaysOutUntilTheServiceChanges(t *testing.T) {
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	snaps, imports := approvedFrom(t, approved)
+	key := render.ImportKey{Member: "cluster-2", Namespace: "shop", Name: "cart"}
+	delete(imports, key) // a person took cluster-2's import out of the merged proposal
+	run := func(live []*snapshot.Snapshot) *Plan {
+		p, err := Split(Input{Live: live, Approved: snaps, ApprovedImports: imports, Review: AllKinds,
+			Declined: map[render.ImportKey]string{key: ServiceDigest(approved, "shop", "cart")},
+			Render: func(w World) (*render.Output, error) {
+				return render.RenderWith(clusterSet(), w.Snapshots, render.Options{Held: w.Held})
+			}})
+		require.NoError(t, err)
+		return p
+	}
+
+	churned := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.9").normalized(t)
+	p := run(churned)
+	assert.Empty(t, p.Proposals, "declined: not proposed again")
+	assert.Contains(t, p.Declined, key)
+	cart := service(t, p.BranchOutput, "cart")
+	assert.Equal(t, []string{"cluster-1", "cluster-3"}, cart.ImportedBy)
+	assert.Equal(t, []string{"cluster-2"}, cart.HeldImports)
+	assert.Equal(t, []string{"10.244.1.9"}, readyEndpoints(p.BranchOutput, "cluster-3", "cart"), "churn still flows")
+
+	grpc := []corev1.ServicePort{tenant.HTTP(), tenant.Port("grpc", 9090, 9090)}
+	changed := newWorld().export("cluster-1", "cart", 0, grpc, "10.244.1.9").normalized(t)
+	p = run(changed)
+	assert.NotContains(t, p.Declined, key, "the service changed: the decline is over")
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(p))
+	assert.Contains(t, p.Proposals[0].Summary, "cluster-2 imports shop/cart")
 }

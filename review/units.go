@@ -168,3 +168,16 @@ func splitKey(k string) (ns, name string) {
 	ns, name, _ = strings.Cut(k, "/")
 	return ns, name
 }
+
+// ServiceDigest is a digest of every member's export of namespace/name in
+// snaps: it changes when any export of the service does, and churn leaves
+// it alone. A declined import stands while it is the same.
+func ServiceDigest(snaps []*snapshot.Snapshot, ns, name string) string {
+	parts := map[string]string{}
+	for _, s := range snaps {
+		if d, ok := exportDigests(s)[ns+"/"+name]; ok {
+			parts[s.Member] = d
+		}
+	}
+	return digest(parts)
+}

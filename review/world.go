@@ -1,16 +1,17 @@
 package review
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
-	"fmt"
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
-	"slices"
-
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // World is what one render is made from: a snapshot per member and the
@@ -23,11 +24,12 @@ type World struct {
 
 // build returns the live world with every unit not in applied reverted to
 // its approved state: an export or policy as the approved snapshot has it
-// (or absent), an import held. Snapshots that change are normalized
+// (or absent), an import held; the imports in always are held too. Snapshots that change are normalized
 // (formatted and parsed back), so the world is exactly what its committed
 // inputs/ files give.
-func build(live []*snapshot.Snapshot, approved map[string]*snapshot.Snapshot, units []unit, applied map[string]bool) (World, error) {
+func build(live []*snapshot.Snapshot, approved map[string]*snapshot.Snapshot, units []unit, applied map[string]bool, always map[render.ImportKey]bool) (World, error) {
 	w := World{Held: map[render.ImportKey]bool{}}
+	maps.Copy(w.Held, always)
 	revert := map[string][]unit{}
 	for _, u := range units {
 		if applied[u.String()] {

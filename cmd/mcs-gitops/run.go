@@ -82,6 +82,9 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 						}
 						loop := e.loop(repo, m)
 						defer loop.CloseEvents(eventsFlush)
+						if err := f.withReview(ctx, e, loop); err != nil {
+							return err
+						}
 						return loop.Run(ctx, reconcile.RunOptions{
 							Grace: grace, Ready: func() { probes.SetReady(true) },
 							Probes: probes, LivenessCycles: liveness,

@@ -20,6 +20,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/forge"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -247,6 +248,24 @@ func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *r
 		return nil, nil, err
 	}
 	return e, e.loop(repo, m), nil
+}
+
+// withReview turns review mode on for a loop that commits (sync, run)
+// when the config asks for it: the forge client with its credentials.
+func (f *loopFlags) withReview(ctx context.Context, e *env, loop *reconcile.Loop) error {
+	if !e.cfg.Spec.Review.Enabled {
+		return nil
+	}
+	fc, err := forge.New(e.cfg, f.credentialReader(ctx, e))
+	if err != nil {
+		return &exitError{2, fmt.Errorf("spec.review.forge: %w", err)}
+	}
+	rv, err := reconcile.NewReviewer(e.cfg, fc)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	loop.Review = rv
+	return nil
 }
 
 // eventsFlush bounds how long a command waits, before it exits, for the

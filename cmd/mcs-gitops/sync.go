@@ -75,7 +75,15 @@ and does not change the exit code.
 			if err != nil {
 				return err
 			}
+			if err := f.withReview(cmd.Context(), e, loop); err != nil {
+				return err
+			}
 			out, err := loop.Sync(cmd.Context())
+			if err == nil && out.Again {
+				// Review mode opened a request: one more cycle records its
+				// URL on the branch and on the export's status.
+				out, err = loop.Sync(cmd.Context())
+			}
 			loop.CloseEvents(eventsFlush)
 			printOutcome(cmd.OutOrStdout(), out)
 			if m != nil {

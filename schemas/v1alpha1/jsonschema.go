@@ -129,7 +129,8 @@ func schemaFor(t reflect.Type, docs map[string]string) map[string]any {
 	panic(fmt.Sprintf("jsonschema: unsupported kind %s", t.Kind()))
 }
 
-// applyTag reads `schema:"pattern=...;maxLength=63;enum=a|b;default=x"`.
+// applyTag reads `schema:"pattern=...;maxLength=63;enum=a|b;default=x"`;
+// itemEnum=a|b is the enum of an array's items.
 func applyTag(s map[string]any, tag string) {
 	if tag == "" {
 		return
@@ -143,7 +144,17 @@ func applyTag(s map[string]any, tag string) {
 				vals = append(vals, e)
 			}
 			s["enum"] = vals
-		case "maxLength", "minimum", "maximum", "minItems":
+		case "itemEnum":
+			var vals []any
+			for _, e := range strings.Split(v, "|") {
+				vals = append(vals, e)
+			}
+			if items, ok := s["items"].(map[string]any); ok {
+				items["enum"] = vals
+			} else {
+				panic(fmt.Sprintf("jsonschema: itemEnum on a %v", s["type"]))
+			}
+		case "maxLength", "minimum", "maximum", "minItems", "maxItems":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				panic(fmt.Sprintf("jsonschema: %s=%q is not a number", k, v))

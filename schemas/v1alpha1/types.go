@@ -36,7 +36,8 @@ type ClusterSetSpec struct {
 	// Git is the repository the live loop commits the rendered tree to.
 	Git GitOptions `json:"git,omitempty"`
 	// Sync tunes the live loop: timeouts, staleness, commit pacing.
-	Sync SyncOptions `json:"sync,omitempty"` // Review turns review mode on: structural changes become pull or merge
+	Sync SyncOptions `json:"sync,omitempty"`
+	// Review turns review mode on: structural changes become pull or merge
 	// requests on the forge, merged by a person, instead of direct commits.
 	Review ReviewOptions `json:"review,omitempty"`
 }

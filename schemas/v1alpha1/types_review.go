@@ -29,10 +29,43 @@ type ReviewOptions struct {
 	// a branch mcs-gitops/proposals/<name> and proposed as a pull or
 	// merge request instead of being pushed to spec.git.branch.
 	Enabled bool `json:"enabled,omitempty"`
+	// Kinds are the kinds of structural change that wait for approval:
+	// Member, Export, Withdrawal, Import, Conflict, Policy, Gateway.
+	// Empty means all of them. A change of none of these kinds goes
+	// straight to the branch, as churn always does.
+	Kinds []ReviewKind `json:"kinds,omitempty" schema:"maxItems=7;itemEnum=Member|Export|Withdrawal|Import|Conflict|Policy|Gateway"`
+	// PollInterval is how often the forge is asked about open proposals
+	// and the branch fetched for their merges. Defaults to 30s.
+	PollInterval Duration `json:"pollInterval,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=30s"`
 	// Forge is the service the repository lives on, and the identity that
 	// opens the requests there.
 	Forge ForgeOptions `json:"forge,omitempty"`
 }
+
+// ReviewKind is a kind of structural change (docs/review-mode.md).
+type ReviewKind string
+
+// The kinds of structural change, in the order a proposal lists them.
+const (
+	// ReviewMember: a member whose snapshot the branch has never held.
+	ReviewMember ReviewKind = "Member"
+	// ReviewExport: a member exports a service, or changes what it
+	// exports.
+	ReviewExport ReviewKind = "Export"
+	// ReviewWithdrawal: a member stops exporting a service.
+	ReviewWithdrawal ReviewKind = "Withdrawal"
+	// ReviewImport: a member gets a service's ServiceImport.
+	ReviewImport ReviewKind = "Import"
+	// ReviewConflict: a conflict appears or goes, or its winner changes.
+	ReviewConflict ReviewKind = "Conflict"
+	// ReviewPolicy: a GlobalTrafficPolicy, or whom it routes to.
+	ReviewPolicy ReviewKind = "Policy"
+	// ReviewGateway: a gateway's TCP port allocations.
+	ReviewGateway ReviewKind = "Gateway"
+)
+
+// ReviewKinds are every kind, the default of spec.review.kinds.
+var ReviewKinds = []ReviewKind{ReviewMember, ReviewExport, ReviewWithdrawal, ReviewImport, ReviewConflict, ReviewPolicy, ReviewGateway}
 
 // ForgeOptions say which forge holds the repository and how to reach its
 // API. They hold references to credentials, never the credentials.

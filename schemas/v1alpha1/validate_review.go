@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -20,8 +21,16 @@ func (r ReviewOptions) validate(p string, git GitOptions) ErrorList {
 	}
 	f := r.Forge
 	fp := p + ".forge"
+	for i, k := range r.Kinds {
+		if !slices.Contains(ReviewKinds, k) {
+			add(fmt.Sprintf("%s.kinds[%d]", p, i), "unknown kind %q: one of Member, Export, Withdrawal, Import, Conflict, Policy, Gateway", k)
+		}
+	}
+	if _, err := r.PollInterval.Get(0); err != nil {
+		add(p+".pollInterval", "%v", err)
+	}
 	if !r.Enabled && f == (ForgeOptions{}) {
-		return nil
+		return errs
 	}
 	switch f.Provider {
 	case ForgeGitHub, ForgeGitLab, ForgeGitea:

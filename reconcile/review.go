@@ -1,0 +1,539 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/forge"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/review"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// ProposalPrefix is where proposal branches live:
+// mcs-gitops/proposals/<proposal name>.
+const ProposalPrefix = "mcs-gitops/proposals/"
+
+// Reviewer is review mode's part of the loop (docs/review-mode.md): the
+// forge, the kinds that wait for approval, and what the forge last said
+// of each proposal. Loop.Review is nil when review mode is off.
+type Reviewer struct {
+	Forge forge.Client
+	// Kinds need approval; review.AllKinds when empty.
+	Kinds []review.Kind
+	// Poll is how often the forge is asked about open proposals (and the
+	// branch fetched for their merges).
+	Poll time.Duration
+	// Base is the branch proposals go into.
+	Base string
+
+	mu sync.Mutex
+	// requests are, by proposal name, the newest request the forge has
+	// for its branch, as last seen.
+	requests map[string]*forge.Request
+	polled   time.Time
+	// gen counts changes of requests: a render depends on them (URLs,
+	// rejections), so an unchanged render is reused only at the same gen.
+	gen int
+}
+
+// DefaultReviewPoll is how often the forge is asked about open proposals
+// when spec.review.pollInterval is empty.
+const DefaultReviewPoll = 30 * time.Second
+
+// NewReviewer is review mode as cfg.Spec.Review sets it, on the forge fc.
+func NewReviewer(cfg *v1alpha1.ClusterSet, fc forge.Client) (*Reviewer, error) {
+	r := cfg.Spec.Review
+	kinds := r.Kinds // checked when the config loaded
+	poll, err := r.PollInterval.Get(DefaultReviewPoll)
+	if err != nil {
+		return nil, fmt.Errorf("spec.review.pollInterval: %w", err)
+	}
+	base := cfg.Spec.Git.Branch
+	if base == "" {
+		base = v1alpha1.DefaultBranch
+	}
+	return &Reviewer{Forge: fc, Kinds: kinds, Poll: poll, Base: base}, nil
+}
+
+func (rv *Reviewer) request(name string) *forge.Request {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.requests[name]
+}
+
+func (rv *Reviewer) setRequest(name string, r *forge.Request) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	if rv.requests == nil {
+		rv.requests = map[string]*forge.Request{}
+	}
+	old := rv.requests[name]
+	if old == nil && r == nil {
+		return
+	}
+	if old != nil && r != nil && old.Number == r.Number && old.State == r.State && old.URL == r.URL {
+		rv.requests[name] = r
+		return
+	}
+	if r == nil {
+		delete(rv.requests, name)
+	} else {
+		rv.requests[name] = r
+	}
+	rv.gen++
+}
+
+// dirty makes the next cycle render again, so that proposals a failed
+// push or forge call left behind are brought up to date.
+func (rv *Reviewer) dirty() {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	rv.gen++
+}
+
+func (rv *Reviewer) generation() int {
+	if rv == nil {
+		return 0
+	}
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.gen
+}
+
+func (rv *Reviewer) kinds() []review.Kind {
+	if len(rv.Kinds) == 0 {
+		return review.AllKinds
+	}
+	return rv.Kinds
+}
+
+// poll asks the forge about every proposal the branch's last commit lists,
+// when Poll has passed, and then fetches the branch: a request merged
+// since the last poll is on it now. Asking first and fetching second
+// means a merge the forge reported is always in what the cycle renders on.
+func (l *Loop) poll(ctx context.Context) error {
+	rv := l.Review
+	now := l.now()
+	rv.mu.Lock()
+	due := rv.polled.IsZero() || now.Sub(rv.polled) >= rv.Poll
+	rv.mu.Unlock()
+	if !due {
+		return nil
+	}
+	head, err := l.Repo.Head()
+	if err != nil {
+		return &RepoError{err}
+	}
+	c, err := l.readCommitted(head)
+	if err != nil {
+		return &RepoError{err}
+	}
+	for _, p := range c.Review.Proposals {
+		req, err := rv.Forge.Find(ctx, p.Branch)
+		if err != nil {
+			return fmt.Errorf("review: proposal %s: %w", p.Name, err)
+		}
+		rv.setRequest(p.Name, req)
+	}
+	if err := l.Repo.ResetToRemote(ctx); err != nil {
+		return &RepoError{fmt.Errorf("review: fetch %s: %w", rv.Base, err)}
+	}
+	rv.mu.Lock()
+	rv.polled = now
+	rv.mu.Unlock()
+	return nil
+}
+
+// reviewed is what a review-mode render adds to a tree: the proposals to
+// push after the branch's commit, and the state the commit records.
+type reviewed struct {
+	proposals []*review.Proposal
+	state     *layout.ReviewState
+	// prev is what the commit rendered on recorded.
+	prev *layout.ReviewState
+	// trees are each open proposal's rendered tree, by name.
+	trees map[string]*tree
+}
+
+// renderReview is render in review mode: the branch gets the live world
+// with every structural change that needs approval held back, and each
+// held change gets its own tree for its proposal branch.
+func (l *Loop) renderReview(rs *resolved) (*tree, error) {
+	prev := rs.prev
+	approved, err := parseApproved(prev.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	live := completeSnapshots(l.memberNames(), rs.res.Snapshots)
+	actual, declined, err := l.declined(rs, approved)
+	if err != nil {
+		return nil, err
+	}
+	alloc := prev.Report.Allocations()
+	plan, err := review.Split(review.Input{
+		Live: live, Approved: approved, ApprovedImports: actual, Declined: declined,
+		Review: l.Review.kinds(), Rejected: l.rejected(prev.Review),
+		Render: func(w review.World) (*render.Output, error) {
+			return render.RenderWith(l.Config, w.Snapshots, render.Options{Committed: alloc, Held: w.Held})
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	state := l.reviewState(prev.Review, plan)
+	markPending(&plan.BranchOutput.Report, plan.Proposals, state)
+	t, err := l.treeOf(rs, plan.Branch.Snapshots, plan.BranchOutput, state)
+	if err != nil {
+		return nil, err
+	}
+	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, trees: map[string]*tree{}}
+	for _, p := range plan.Proposals {
+		if p.Rejected {
+			continue
+		}
+		ps := proposalState(state, p)
+		markPending(&p.Output.Report, plan.Proposals, ps)
+		pt, err := l.treeOf(rs, p.World.Snapshots, p.Output, ps)
+		if err != nil {
+			return nil, fmt.Errorf("proposal %s: %w", p.Name, err)
+		}
+		rv.trees[p.Name] = pt
+	}
+	t.review = rv
+	return t, nil
+}
+
+// parseApproved reads the branch's inputs/ back: the approved world.
+func parseApproved(inputs map[string][]byte) (map[string]*snapshot.Snapshot, error) {
+	out := make(map[string]*snapshot.Snapshot, len(inputs))
+	for m, b := range inputs {
+		s, err := snapshot.Parse(m, layout.InputFile(m), b)
+		if err != nil {
+			return nil, fmt.Errorf("review: the branch's %s: %w", layout.InputFile(m), err)
+		}
+		out[m] = s
+	}
+	return out, nil
+}
+
+// declined reads what the branch really imports (the import files of its
+// commit, not its report) and the imports declined by hand: those the
+// branch already records, and those its report lists but its files do
+// not have, which a person removed from a proposal before merging it.
+// A declined import is recorded with the service's exports as approved.
+func (l *Loop) declined(rs *resolved, approved map[string]*snapshot.Snapshot) (map[render.ImportKey]bool, map[render.ImportKey]string, error) {
+	paths, err := l.Repo.Paths(rs.head, layout.Roots)
+	if err != nil {
+		return nil, nil, fmt.Errorf("review: list the branch's files: %w", err)
+	}
+	actual := layout.ImportsIn(paths)
+	out := map[render.ImportKey]string{}
+	for _, o := range rs.prev.Review.Overrides {
+		out[render.ImportKey{Member: o.Member, Namespace: o.Namespace, Name: o.Name}] = o.Digest
+	}
+	snaps := slices.Collect(maps.Values(approved))
+	for k := range importsOf(rs.prev.Report) {
+		if _, ok := out[k]; !ok && !actual[k] {
+			out[k] = review.ServiceDigest(snaps, k.Namespace, k.Name)
+			l.log().Info("review: an import was taken out of a merged proposal; holding it", "member", k.Member, "service", k.Namespace+"/"+k.Name)
+		}
+	}
+	return actual, out, nil
+}
+
+func importsOf(r *render.Report) map[render.ImportKey]bool {
+	out := map[render.ImportKey]bool{}
+	for _, s := range r.Services {
+		for _, m := range s.ImportedBy {
+			out[render.ImportKey{Member: m, Namespace: s.Namespace, Name: s.Name}] = true
+		}
+	}
+	return out
+}
+
+// rejected are the proposals closed unmerged: those the branch records,
+// and those the forge reported closed since, at the digest they had.
+func (l *Loop) rejected(st *layout.ReviewState) map[string]string {
+	out := map[string]string{}
+	for _, r := range st.Rejected {
+		out[r.Name] = r.Digest
+	}
+	for _, p := range st.Proposals {
+		if req := l.Review.request(p.Name); req != nil && req.State == forge.Closed {
+			out[p.Name] = p.Digest
+		}
+	}
+	return out
+}
+
+// reviewState is what the branch's commit records: the imports it holds
+// back, every open proposal with its request as last seen, and the
+// rejections that still stand (a change that went away or changed ends
+// its rejection).
+func (l *Loop) reviewState(prev *layout.ReviewState, plan *review.Plan) *layout.ReviewState {
+	st := &layout.ReviewState{}
+	for k := range plan.Branch.Held {
+		st.HeldImports = append(st.HeldImports, layout.HeldImport{Member: k.Member, Namespace: k.Namespace, Name: k.Name})
+	}
+	for k, d := range plan.Declined {
+		st.Overrides = append(st.Overrides, layout.OverrideRecord{Member: k.Member, Namespace: k.Namespace, Name: k.Name, Digest: d})
+	}
+	rejectedURL := map[string]layout.RejectedRecord{}
+	for _, r := range prev.Rejected {
+		rejectedURL[r.Name] = r
+	}
+	for _, p := range plan.Proposals {
+		req := l.Review.request(p.Name)
+		if p.Rejected {
+			r := layout.RejectedRecord{Name: p.Name, Digest: p.Digest}
+			if old, ok := rejectedURL[p.Name]; ok && old.Digest == p.Digest {
+				r.URL, r.Number = old.URL, old.Number
+			} else if req != nil {
+				r.URL, r.Number = req.URL, req.Number
+			}
+			st.Rejected = append(st.Rejected, r)
+			continue
+		}
+		rec := layout.ProposalRecord{Name: p.Name, Branch: ProposalPrefix + p.Name, Kinds: kindNames(p.Kinds), Digest: p.Digest, Summary: p.Summary}
+		if req != nil && req.State == forge.Open {
+			rec.URL, rec.Number = req.URL, req.Number
+		}
+		st.Proposals = append(st.Proposals, rec)
+	}
+	return st
+}
+
+// proposalState is what a proposal's commit records: its own world's held
+// imports, and the branch's other proposals and rejections, so that once
+// merged the branch's record is already right.
+func proposalState(branch *layout.ReviewState, p *review.Proposal) *layout.ReviewState {
+	st := &layout.ReviewState{Rejected: branch.Rejected, Overrides: branch.Overrides}
+	for k := range p.World.Held {
+		st.HeldImports = append(st.HeldImports, layout.HeldImport{Member: k.Member, Namespace: k.Namespace, Name: k.Name})
+	}
+	for _, r := range branch.Proposals {
+		if r.Name != p.Name {
+			st.Proposals = append(st.Proposals, r)
+		}
+	}
+	return st
+}
+
+// Pending-review conditions on held exports.
+const (
+	ConditionPendingReview = "PendingReview"
+	ReasonProposalOpen     = "ProposalOpen"
+	ReasonProposalRejected = "ProposalRejected"
+)
+
+// markPending tells each held export's owner why it waits: a
+// PendingReview condition with the request's URL (or that it is being
+// opened, or was rejected), and Ready=False on an export the branch does
+// not carry at all yet.
+func markPending(r *render.Report, proposals []*review.Proposal, st *layout.ReviewState) {
+	urls := map[string]string{}
+	for _, p := range st.Proposals {
+		urls[p.Name] = p.URL
+	}
+	for _, p := range st.Rejected {
+		urls[p.Name] = p.URL
+	}
+	for _, p := range proposals {
+		if _, listed := urls[p.Name]; !listed {
+			continue // this proposal's own tree: nothing of it waits there
+		}
+		c := render.Condition{Type: ConditionPendingReview, Status: "True", Reason: ReasonProposalOpen}
+		switch {
+		case p.Rejected:
+			c.Reason = ReasonProposalRejected
+			c.Message = fmt.Sprintf("%s was closed without merging (%s); it is not proposed again until the export changes", p.Name, orUnknown(urls[p.Name]))
+		case urls[p.Name] == "":
+			c.Message = fmt.Sprintf("waiting for approval: proposal %s is being opened on branch %s", p.Name, ProposalPrefix+p.Name)
+		default:
+			c.Message = fmt.Sprintf("waiting for approval in %s", urls[p.Name])
+		}
+		for _, e := range p.Exports {
+			setPending(r, e, c)
+		}
+	}
+}
+
+func setPending(r *render.Report, e review.ExportRef, c render.Condition) {
+	i := slices.IndexFunc(r.Services, func(s render.ServiceReport) bool { return s.Namespace == e.Namespace && s.Name == e.Name })
+	if i < 0 {
+		r.Services = append(r.Services, render.ServiceReport{Namespace: e.Namespace, Name: e.Name})
+		slices.SortFunc(r.Services, func(a, b render.ServiceReport) int {
+			if a.Namespace != b.Namespace {
+				return compare(a.Namespace, b.Namespace)
+			}
+			return compare(a.Name, b.Name)
+		})
+		i = slices.IndexFunc(r.Services, func(s render.ServiceReport) bool { return s.Namespace == e.Namespace && s.Name == e.Name })
+	}
+	s := &r.Services[i]
+	j := slices.IndexFunc(s.Exports, func(x render.ExportReport) bool { return x.Member == e.Member })
+	if j < 0 {
+		s.Exports = append(s.Exports, render.ExportReport{Member: e.Member})
+		j = len(s.Exports) - 1
+	}
+	ex := &s.Exports[j]
+	if e.New {
+		ex.Conditions = []render.Condition{{Type: "Ready", Status: "False", Reason: ConditionPendingReview, Message: c.Message}}
+	}
+	ex.Conditions = append(slices.DeleteFunc(ex.Conditions, func(x render.Condition) bool { return x.Type == c.Type }), c)
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "the request is gone"
+	}
+	return s
+}
+
+func kindNames(ks []review.Kind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// propose brings every proposal branch and request in line with the
+// commit the branch is now at: each open proposal is rebuilt on top of it
+// (so it always merges cleanly) and pushed when its tree changed, its
+// request opened or updated; a proposal whose change went away is closed
+// and its branch deleted. It reports whether a request was opened, whose
+// URL the branch's record gets in the next cycle.
+func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed) (opened bool, err error) {
+	r := l.Review
+	prev := rv.prev
+	planned := map[string]bool{}
+	for _, p := range rv.proposals {
+		planned[p.Name] = true
+		if p.Rejected {
+			continue
+		}
+		branch := ProposalPrefix + p.Name
+		pt := rv.trees[p.Name]
+		msg := proposalMessage(p)
+		_, changed, err := l.Repo.CommitOn(branch, base, pt.files, layout.Roots, msg)
+		if err != nil {
+			return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
+		}
+		req := r.request(p.Name)
+		if changed || req == nil || req.State != forge.Open {
+			if err := l.Repo.PushBranch(ctx, branch); err != nil {
+				return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
+			}
+		}
+		change := forge.Change{Branch: branch, Base: r.Base, Title: proposalTitle(p), Body: proposalBody(p), Labels: proposalLabels(p)}
+		switch {
+		case req == nil || req.State != forge.Open:
+			// A merged request whose change is still held means the merge
+			// did not carry it (it was edited out): not proposed again
+			// in the same form.
+			if req != nil && req.State == forge.Merged && recordDigest(prev, p.Name) == p.Digest {
+				continue
+			}
+			if req, err = r.Forge.Open(ctx, change); err != nil {
+				return opened, fmt.Errorf("review: open proposal %s: %w", p.Name, err)
+			}
+			opened = true
+			l.log().Info("proposal opened", "proposal", p.Name, "url", req.URL, "kinds", kindNames(p.Kinds))
+		case req.Title != change.Title || req.Body != change.Body || !slices.Equal(req.Labels, change.Labels):
+			if req, err = r.Forge.Update(ctx, req.Number, change); err != nil {
+				return opened, fmt.Errorf("review: update proposal %s: %w", p.Name, err)
+			}
+			l.log().Info("proposal updated", "proposal", p.Name, "url", req.URL)
+		}
+		r.setRequest(p.Name, req)
+	}
+	for _, old := range prev.Proposals {
+		if planned[old.Name] {
+			continue
+		}
+		req := r.request(old.Name)
+		if req != nil && req.State == forge.Open {
+			if err := r.Forge.Close(ctx, req.Number, "The change this proposed is no longer there (the exports changed back), so mcs-gitops closed it."); err != nil {
+				return opened, fmt.Errorf("review: close proposal %s: %w", old.Name, err)
+			}
+			l.log().Info("proposal closed", "proposal", old.Name, "url", req.URL, "why", "change gone")
+		}
+		if err := l.Repo.DeleteBranch(ctx, old.Branch); err != nil {
+			return opened, fmt.Errorf("review: proposal %s: %w", old.Name, err)
+		}
+		r.setRequest(old.Name, nil)
+	}
+	return opened, nil
+}
+
+func recordDigest(st *layout.ReviewState, name string) string {
+	for _, p := range st.Proposals {
+		if p.Name == name {
+			return p.Digest
+		}
+	}
+	return ""
+}
+
+func proposalLabels(p *review.Proposal) []string {
+	out := []string{"mcs-gitops"}
+	for _, k := range p.Kinds {
+		out = append(out, "review/"+string(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func proposalTitle(p *review.Proposal) string {
+	title := "mcs-gitops: " + p.Name
+	if len(p.Summary) > 0 {
+		title += ": " + p.Summary[0]
+		if n := len(p.Summary) - 1; n > 0 {
+			title += fmt.Sprintf(" (+%d more)", n)
+		}
+	}
+	return title
+}
+
+func proposalMessage(p *review.Proposal) string {
+	msg := proposalTitle(p) + "\n\n"
+	for _, s := range p.Summary {
+		msg += "- " + s + "\n"
+	}
+	msg += "\nProposal: " + p.Name + "\nProposal-Digest: " + p.Digest + "\n"
+	return msg
+}
+
+func proposalBody(p *review.Proposal) string {
+	body := "This proposal was opened by mcs-gitops review mode. It holds a change to who can reach what, rendered on top of the branch it goes into.\n\n"
+	body += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it does:**\n\n"
+	for _, s := range p.Summary {
+		body += "- " + s + "\n"
+	}
+	body += "\n**Merging** applies it to every member. **Closing** it without merging rejects it: mcs-gitops records the rejection and does not propose the same change again until the exports change. Endpoint churn on the target branch is rebased into this branch by mcs-gitops; edit the rendered files here only to override (docs/review-mode.md).\n\n"
+	body += fmt.Sprintf("<!-- mcs-gitops proposal %s digest %s -->\n", p.Name, p.Digest)
+	return body
+}
+
+func joinKinds(ks []review.Kind) string { return strings.Join(kindNames(ks), ", ") }

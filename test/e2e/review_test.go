@@ -1,0 +1,273 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/forge"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/gitea"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
+)
+
+// reviewWorld is a world whose repository lives on a real Gitea, with
+// review mode on: the loop pushes over HTTP with the admin's token and
+// opens pull requests with it; a second user, alice, merges and closes
+// them as a reviewer would.
+type reviewWorld struct {
+	*world
+	srv   *gitea.Server
+	alice *gitea.User
+	clone string
+}
+
+func newReviewWorld(t *testing.T, kinds string) *reviewWorld {
+	t.Helper()
+	srv := gitea.Start(t)
+	clone := srv.CreateRepo(t, "fleet")
+	alice := srv.User(t, "alice")
+	srv.Collaborator(t, "fleet", alice.Name)
+	extra := fmt.Sprintf("  review:\n    enabled: true\n%s    forge:\n      provider: gitea\n      url: %s\n      repository: %s/fleet\n      token:\n        path: forge-token\n",
+		kinds, srv.URL, gitea.AdminName)
+	w := newWorld(t, 3, extra)
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "forge-token"), []byte(srv.Token), 0o600))
+	rw := &reviewWorld{world: w, srv: srv, alice: alice, clone: clone}
+	w.loop = rw.newLoop(filepath.Join(t.TempDir(), "clone"))
+	return rw
+}
+
+// newLoop is world.newLoop against Gitea, with review mode wired the way
+// the sync command wires it.
+func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
+	t := rw.t
+	data, err := os.ReadFile(rw.config)
+	require.NoError(t, err)
+	cfg, err := v1alpha1.Parse(rw.config, data)
+	require.NoError(t, err)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	repo, err := gitsync.Open(ctx, gitsync.Options{
+		URL: rw.clone, Branch: cfg.Spec.Git.Branch, Workdir: workdir,
+		Auth:   &githttp.BasicAuth{Username: "git", Password: rw.srv.Token},
+		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}, Log: log,
+	})
+	require.NoError(t, err)
+	fc, err := forge.New(cfg, func(cs *v1alpha1.CredentialSource) ([]byte, error) {
+		return os.ReadFile(filepath.Join(rw.dir, cs.Path))
+	})
+	require.NoError(t, err)
+	rv, err := reconcile.NewReviewer(cfg, fc)
+	require.NoError(t, err)
+	rv.Poll = 0 // every cycle asks the forge
+	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: rw.dir})
+	return &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log, Review: rv}
+}
+
+// pulls lists the repository's pull requests in state ("open", "closed").
+func (rw *reviewWorld) pulls(state string) []giteaPull {
+	rw.t.Helper()
+	var out []giteaPull
+	code, body := rw.srv.API(rw.t, rw.srv.Token, http.MethodGet, fmt.Sprintf("repos/%s/fleet/pulls?state=%s", gitea.AdminName, state), nil, &out)
+	require.Equal(rw.t, http.StatusOK, code, string(body))
+	return out
+}
+
+type giteaPull struct {
+	Number  int    `json:"number"`
+	Title   string `json:"title"`
+	Body    string `json:"body"`
+	HTMLURL string `json:"html_url"`
+	Merged  bool   `json:"merged"`
+	Head    struct {
+		Ref string `json:"ref"`
+	} `json:"head"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
+}
+
+// reviewState reads status/review.yaml at the remote's main.
+func (rw *reviewWorld) reviewState() *layout.ReviewState {
+	rw.t.Helper()
+	head, err := rw.loop.Repo.Head()
+	require.NoError(rw.t, err)
+	b, err := rw.loop.Repo.ReadFile(head, layout.ReviewFile)
+	require.NoError(rw.t, err)
+	st, err := layout.ParseReviewState(b)
+	require.NoError(rw.t, err)
+	return st
+}
+
+func imported(m *envtest.Cluster, ns, name string) bool {
+	return exists(m.Client, &mcsv1alpha1.ServiceImport{}, ns, name)
+}
+
+func importedAddresses(t *testing.T, m *envtest.Cluster, ns, name string) []string {
+	t.Helper()
+	var slices discoveryv1.EndpointSliceList
+	require.NoError(t, m.Client.List(context.Background(), &slices, client.InNamespace(ns),
+		client.MatchingLabels{"multicluster.kubernetes.io/service-name": name}))
+	var out []string
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			out = append(out, e.Addresses...)
+		}
+	}
+	return out
+}
+
+func exportCondition(t *testing.T, m *envtest.Cluster, ns, name, typ string) (status, reason, message string) {
+	t.Helper()
+	var se mcsv1alpha1.ServiceExport
+	require.NoError(t, m.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &se))
+	for _, c := range se.Status.Conditions {
+		if string(c.Type) == typ {
+			return string(c.Status), c.Reason, c.Message
+		}
+	}
+	return "", "", ""
+}
+
+// TestReviewModeWithGitea runs the loop against a real Gitea: an export is
+// proposed, not applied; churn lands directly; the merge applies it; a
+// closed request is recorded as rejected and not proposed again; a change
+// that goes away closes its request.
+func TestReviewModeWithGitea(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+
+	// A first cycle commits the members, with nothing exported: nothing
+	// structural, nothing proposed.
+	rw.sync()
+	assert.Empty(t, rw.pulls("all"))
+
+	t.Log("cluster-1 exports demo/web: proposed, not applied")
+	export(t, c1, "demo", "web", 80, "10.1.0.10")
+	out := rw.sync()
+	assert.True(t, out.Again, "a request was opened: the next cycle records its URL")
+	open := rw.pulls("open")
+	require.Len(t, open, 1)
+	pr := open[0]
+	assert.Equal(t, reconcile.ProposalPrefix+"service/demo/web", pr.Head.Ref)
+	assert.Contains(t, pr.Title, "cluster-1 exports demo/web")
+	assert.Contains(t, pr.Body, "cluster-2 imports demo/web")
+	var labels []string
+	for _, l := range pr.Labels {
+		labels = append(labels, l.Name)
+	}
+	assert.ElementsMatch(t, []string{"mcs-gitops", "review/Export", "review/Import"}, labels)
+	for _, m := range rw.members {
+		assert.False(t, imported(m, "demo", "web"), "%s: nothing imported before the merge", m.Name)
+	}
+	status, reason, msg := exportCondition(t, c1, "demo", "web", "Ready")
+	assert.Equal(t, "False", status)
+	assert.Equal(t, reconcile.ConditionPendingReview, reason)
+
+	rw.sync() // records the URL
+	st := rw.reviewState()
+	require.Len(t, st.Proposals, 1)
+	assert.Equal(t, pr.HTMLURL, st.Proposals[0].URL)
+	assert.Equal(t, pr.Number, st.Proposals[0].Number)
+	_, reason, msg = exportCondition(t, c1, "demo", "web", reconcile.ConditionPendingReview)
+	assert.Equal(t, reconcile.ReasonProposalOpen, reason)
+	assert.Contains(t, msg, pr.HTMLURL, "the export names the request")
+	out = rw.sync()
+	assert.False(t, out.Committed, "nothing new: no commit, no update of the request")
+	assert.Len(t, rw.pulls("all"), 1)
+
+	t.Log("churn on an approved export goes straight to main while the proposal waits")
+	export(t, c3, "demo", "api", 8080, "10.3.0.10")
+	rw.sync()
+	apiPR := rw.pulls("open")
+	require.Len(t, apiPR, 2)
+	// Approve api first so there is something for churn to move.
+	apiNumber := numberOf(t, apiPR, reconcile.ProposalPrefix+"service/demo/api")
+	rw.srv.Merge(t, rw.alice.Token, "fleet", apiNumber)
+	rw.sync()
+	for _, m := range rw.members {
+		assert.True(t, imported(m, "demo", "api"), "%s: api applied after its merge", m.Name)
+		assert.False(t, imported(m, "demo", "web"), "%s: web still waits", m.Name)
+	}
+	tenant.Create(t, c3.Client, tenant.Slice(tenant.Service("demo", "api", tenant.Port("http", 8080, 8080)), "api-more", discoveryv1.AddressTypeIPv4, tenant.Ready("10.3.0.11")...))
+	before := len(rw.pulls("all"))
+	out = rw.sync()
+	require.True(t, out.Committed, "churn is committed to main")
+	assert.Len(t, rw.pulls("all"), before, "churn opens no request")
+	assert.ElementsMatch(t, []string{"10.3.0.10", "10.3.0.11"}, importedAddresses(t, c2, "demo", "api"))
+
+	t.Log("merging web's proposal applies it everywhere")
+	webNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web")
+	rw.srv.Merge(t, rw.alice.Token, "fleet", webNumber)
+	rw.sync()
+	for _, m := range rw.members {
+		assert.True(t, imported(m, "demo", "web"), "%s: web applied after its merge", m.Name)
+	}
+	assert.ElementsMatch(t, []string{"10.1.0.10"}, importedAddresses(t, c2, "demo", "web"))
+	assert.Empty(t, rw.reviewState().Proposals)
+	status, _, _ = exportCondition(t, c1, "demo", "web", "Ready")
+	assert.Equal(t, "True", status)
+
+	t.Log("a closed request is a rejection: recorded, held, not proposed again")
+	export(t, c2, "demo", "db", 5432, "10.2.0.10")
+	rw.sync()
+	dbNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/db")
+	rw.srv.ClosePull(t, rw.alice.Token, "fleet", dbNumber)
+	rw.sync()
+	rw.sync()
+	st = rw.reviewState()
+	require.Len(t, st.Rejected, 1)
+	assert.Equal(t, "service/demo/db", st.Rejected[0].Name)
+	assert.Empty(t, rw.pulls("open"), "not proposed again")
+	_, reason, _ = exportCondition(t, c2, "demo", "db", reconcile.ConditionPendingReview)
+	assert.Equal(t, reconcile.ReasonProposalRejected, reason)
+	for _, m := range rw.members {
+		assert.False(t, imported(m, "demo", "db"), "%s: a rejected export is not applied", m.Name)
+	}
+
+	t.Log("a change that goes away closes its request")
+	export(t, c1, "demo", "tmp", 80, "10.1.0.99")
+	rw.sync()
+	tmpNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/tmp")
+	unexport(t, c1, "demo", "tmp")
+	rw.sync()
+	var closed giteaPull
+	code, body := rw.srv.API(t, rw.srv.Token, http.MethodGet, fmt.Sprintf("repos/%s/fleet/pulls/%d", gitea.AdminName, tmpNumber), nil, &closed)
+	require.Equal(t, http.StatusOK, code, string(body))
+	assert.False(t, closed.Merged)
+	assert.Empty(t, rw.pulls("open"))
+	for _, p := range rw.reviewState().Proposals {
+		assert.NotEqual(t, "service/demo/tmp", p.Name)
+	}
+}
+
+func numberOf(t *testing.T, pulls []giteaPull, branch string) int {
+	t.Helper()
+	for _, p := range pulls {
+		if p.Head.Ref == branch {
+			return p.Number
+		}
+	}
+	t.Fatalf("no pull request from %s among %d", branch, len(pulls))
+	return 0
+}
