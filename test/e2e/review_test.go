@@ -8,10 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -270,4 +277,71 @@ func numberOf(t *testing.T, pulls []giteaPull, branch string) int {
 	}
 	t.Fatalf("no pull request from %s among %d", branch, len(pulls))
 	return 0
+}
+
+// removeOnBranch deletes every file under dir (relative to the repository
+// root) on branch and pushes, as a reviewer editing a proposal would.
+func (rw *reviewWorld) removeOnBranch(token, branch, dir string) {
+	t := rw.t
+	t.Helper()
+	auth := &githttp.BasicAuth{Username: "alice", Password: token}
+	repo, err := git.Clone(memory.NewStorage(), memfs.New(), &git.CloneOptions{
+		URL: rw.clone, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
+	})
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	_, err = wt.Remove(dir)
+	require.NoError(t, err)
+	_, err = wt.Commit("cluster-2 does not need web", &git.CommitOptions{Author: &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}})
+	require.NoError(t, err)
+	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth}))
+}
+
+// TestReviewOverrideInTheProposal: a reviewer takes one member's import out
+// of a proposal and merges it. That member does not get the import, the
+// branch records the override, and it is not proposed again until the
+// service's exports change.
+func TestReviewOverrideInTheProposal(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+	rw.sync()
+	export(t, c1, "demo", "web", 80, "10.1.0.10")
+	rw.sync()
+	branch := reconcile.ProposalPrefix + "service/demo/web"
+	number := numberOf(t, rw.pulls("open"), branch)
+
+	rw.removeOnBranch(rw.alice.Token, branch, "clusters/cluster-2/demo/web")
+	rw.srv.Merge(t, rw.alice.Token, "fleet", number)
+	rw.sync()
+
+	assert.True(t, imported(c1, "demo", "web"))
+	assert.True(t, imported(c3, "demo", "web"))
+	assert.False(t, imported(c2, "demo", "web"), "the reviewer took cluster-2 out")
+	st := rw.reviewState()
+	require.Len(t, st.Overrides, 1)
+	assert.Equal(t, layout.OverrideRecord{Member: "cluster-2", Namespace: "demo", Name: "web", Digest: st.Overrides[0].Digest}, st.Overrides[0])
+	assert.Contains(t, st.HeldImports, layout.HeldImport{Member: "cluster-2", Namespace: "demo", Name: "web"})
+	assert.Empty(t, rw.pulls("open"), "not proposed again")
+
+	// Churn keeps the override; a change of the export ends it.
+	tenant.Create(t, c1.Client, tenant.Slice(tenant.Service("demo", "web", tenant.Port("http", 80, 8080)), "web-more", discoveryv1.AddressTypeIPv4, tenant.Ready("10.1.0.11")...))
+	rw.sync()
+	assert.False(t, imported(c2, "demo", "web"))
+	assert.Empty(t, rw.pulls("open"))
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.11"}, importedAddresses(t, c3, "demo", "web"))
+
+	var svc corev1.Service
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, &svc))
+	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP})
+	require.NoError(t, c1.Client.Update(ctx, &svc))
+	rw.sync()
+	open := rw.pulls("open")
+	require.Len(t, open, 1)
+	assert.Contains(t, open[0].Body, "cluster-2 imports demo/web", "the export changed: cluster-2's import is proposed again")
+	assert.Empty(t, rw.reviewState().Overrides)
 }
