@@ -102,6 +102,21 @@ func (s *Server) createToken(user, password, name string, scopes ...string) (str
 	return tok.SHA1, nil
 }
 
+// AdminToken makes another API token of the admin with exactly scopes
+// (e.g. "write:repository", "write:issue"), to prove what a client needs.
+func (s *Server) AdminToken(t testing.TB, scopes ...string) string {
+	t.Helper()
+	name, err := randomHex(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.createToken(AdminName, s.password, "scoped-"+name, scopes...)
+	if err != nil {
+		t.Fatalf("gitea: admin token with scopes %v: %v", scopes, err)
+	}
+	return tok
+}
+
 // CreateRepo creates the public repository AdminName/name with an initial
 // commit (a README on main) and returns its HTTP clone URL. Push to it
 // with any user name and a token as the password.
