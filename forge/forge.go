@@ -13,7 +13,9 @@ type Client interface {
 	// none.
 	Find(ctx context.Context, branch string) (*Request, error)
 	// Open opens a request from c.Branch into c.Base with c's title, body
-	// and labels, creating labels the repository lacks.
+	// and labels, creating labels the repository lacks. On GitHub the
+	// labels are set after the request is opened; if that fails, the
+	// error says the request was opened, and Find returns it.
 	Open(ctx context.Context, c Change) (*Request, error)
 	// Update sets the title (when c.Title is not empty), the body, and
 	// the labels (exactly c.Labels, created where missing, when c.Labels
