@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -178,4 +179,21 @@ func TestScrub(t *testing.T) {
 	assert.True(t, errors.Is(sc.wrap("x", http.StatusNotFound, errors.New("404")), ErrNotFound))
 	assert.True(t, errors.Is(sc.wrap("x", http.StatusForbidden, errors.New("403")), ErrForbidden))
 	assert.False(t, strings.Contains(sc.wrap("x", 0, errors.New("dial: refused")).Error(), "("), "no hint without a status")
+}
+
+func TestNewGiteaUnreachable(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef01234567"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	cs := &v1alpha1.ClusterSet{}
+	cs.Spec.Git.URL = url + "/o/r.git"
+	cs.Spec.Review = v1alpha1.ReviewOptions{Enabled: true, Forge: v1alpha1.ForgeOptions{
+		Provider: v1alpha1.ForgeGitea, URL: url, Token: &v1alpha1.CredentialSource{Env: "T"},
+	}}
+	_, err = New(cs, func(*v1alpha1.CredentialSource) ([]byte, error) { return []byte(token), nil })
+	require.Error(t, err, "New asks a Gitea its version")
+	assert.Contains(t, err.Error(), "forge: connecting to gitea at "+url)
+	assert.NotContains(t, err.Error(), token)
 }
