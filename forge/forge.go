@@ -28,6 +28,10 @@ type Client interface {
 	Get(ctx context.Context, number int) (*Request, error)
 }
 
+// labelColor is the color of labels the clients create; GitHub and Gitea
+// require one.
+const labelColor = "ededed"
+
 // Change is what a request should say.
 type Change struct {
 	// Branch is the head branch (the proposal), Base the branch it goes

@@ -16,10 +16,6 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
-// labelColor is the color of labels the client creates; the forges
-// require one.
-const labelColor = "ededed"
-
 // pageSize is what list calls ask for; servers may answer with fewer.
 const pageSize = 50
 
