@@ -22,7 +22,8 @@ import (
 )
 
 // SecretRefs lists every Secret a config reads credentials from (member
-// kubeconfigs, Git token, SSH key, known hosts), each once, sorted.
+// kubeconfigs, Git token, SSH key, known hosts, the review forge's token or
+// GitHub App key), each once, sorted.
 func SecretRefs(cfg *v1alpha1.ClusterSet) []v1alpha1.SecretKeyRef {
 	var out []v1alpha1.SecretKeyRef
 	add := func(r *v1alpha1.SecretKeyRef) {
@@ -38,7 +39,11 @@ func SecretRefs(cfg *v1alpha1.ClusterSet) []v1alpha1.SecretKeyRef {
 		add(m.Kubeconfig.SecretRef)
 	}
 	a := cfg.Spec.Git.Auth
-	for _, cs := range []*v1alpha1.CredentialSource{a.Token, a.SSHKey, a.KnownHosts} {
+	creds := []*v1alpha1.CredentialSource{a.Token, a.SSHKey, a.KnownHosts, cfg.Spec.Review.Forge.Token}
+	if app := cfg.Spec.Review.Forge.GitHubApp; app != nil {
+		creds = append(creds, app.PrivateKey)
+	}
+	for _, cs := range creds {
 		if cs != nil {
 			add(cs.SecretRef)
 		}

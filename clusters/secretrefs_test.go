@@ -1,0 +1,24 @@
+package clusters
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// A rotated forge token or App key must restart run like a Git token does.
+func TestSecretRefsIncludeReviewCredentials(t *testing.T) {
+	ref := func(name string) *v1alpha1.CredentialSource {
+		return &v1alpha1.CredentialSource{SecretRef: &v1alpha1.SecretKeyRef{Namespace: "mcs-gitops", Name: name, Key: "value"}}
+	}
+	cfg := &v1alpha1.ClusterSet{}
+	cfg.Spec.Git.Auth.Token = ref("git-token")
+	cfg.Spec.Review.Forge.Token = ref("forge-token")
+	assert.Equal(t, []v1alpha1.SecretKeyRef{{Namespace: "mcs-gitops", Name: "forge-token"}, {Namespace: "mcs-gitops", Name: "git-token"}}, SecretRefs(cfg))
+
+	cfg.Spec.Review.Forge.Token = nil
+	cfg.Spec.Review.Forge.GitHubApp = &v1alpha1.GitHubAppAuth{AppID: 1, InstallationID: 2, PrivateKey: ref("app-key")}
+	assert.Equal(t, []v1alpha1.SecretKeyRef{{Namespace: "mcs-gitops", Name: "app-key"}, {Namespace: "mcs-gitops", Name: "git-token"}}, SecretRefs(cfg))
+}
