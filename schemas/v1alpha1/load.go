@@ -84,6 +84,8 @@ var credentialKeys = map[string]bool{
 	"privatekey": true, "private-key": true,
 }
 
+var publicKeyType = reflect.TypeOf(PublicKey(""))
+
 const credentialAdvice = "looks like a credential; clusterset.yaml is committed to Git, so reference a kubeconfig file (kubeconfig.path) or a Secret (kubeconfig.secretRef) instead"
 
 // looksLikeCredential reports whether a scalar value is key material, a
@@ -154,6 +156,14 @@ func checkNode(file string, n *yamlv3.Node, t reflect.Type, path string, errs *E
 	case reflect.String:
 		if n.Kind != yamlv3.ScalarNode {
 			add(n.Line, path, "expected a string")
+			return
+		}
+		if t == publicKeyType {
+			// Public key material is meant to be inline; a private key
+			// pasted there is not.
+			if strings.Contains(n.Value, "PRIVATE KEY") {
+				add(n.Line, path, "is a private key; clusterset.yaml is committed to Git, so put it in a Secret or file and reference it from spec.git.signing.key, and write only the public key here")
+			}
 			return
 		}
 		if looksLikeCredential(n.Value) {

@@ -219,6 +219,14 @@ func (c *ClusterSet) Default() {
 	if a := c.Spec.Review.Forge.GitHubApp; a != nil {
 		creds = append(creds, a.PrivateKey)
 	}
+	if g.Signing != nil {
+		creds = append(creds, g.Signing.Key, g.Signing.Passphrase)
+	}
+	if g.Verify != nil {
+		for _, k := range g.Verify.Keys {
+			creds = append(creds, k.Source)
+		}
+	}
 	for _, cs := range creds {
 		if cs != nil && cs.SecretRef != nil && cs.SecretRef.Key == "" {
 			cs.SecretRef.Key = "value"

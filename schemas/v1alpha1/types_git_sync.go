@@ -44,7 +44,68 @@ type GitOptions struct {
 	Author GitAuthor `json:"author,omitempty"`
 	// Auth says where the credentials for URL live.
 	Auth GitAuth `json:"auth,omitempty"`
+	// Signing makes the loop sign its commits (SSH or OpenPGP), so a
+	// branch that requires signed commits accepts them. See
+	// docs/signing.md.
+	Signing *GitSigning `json:"signing,omitempty"`
+	// Verify makes apply, sync and run refuse a commit unless it, and
+	// every commit since the loop's last signed one, is signed by one of
+	// its keys. See docs/signing.md.
+	Verify *GitVerify `json:"verify,omitempty"`
 }
+
+// SigningFormat is how commits are signed: ssh or openpgp.
+type SigningFormat string
+
+// Signing formats, as git's gpg.format names them.
+const (
+	SigningSSH     SigningFormat = "ssh"
+	SigningOpenPGP SigningFormat = "openpgp"
+)
+
+// GitSigning says how the loop signs its commits. The private key is a
+// credential: it is read at run time, never written in the config.
+type GitSigning struct {
+	// Format of the signatures: ssh (an OpenSSH key, as ssh-keygen -Y sign
+	// makes them) or openpgp (as gpg makes them).
+	Format SigningFormat `json:"format" schema:"enum=ssh|openpgp"`
+	// Key is the private key: an OpenSSH or PEM private key for ssh, an
+	// armored OpenPGP private key for openpgp.
+	Key *CredentialSource `json:"key"`
+	// Passphrase of the key, when it has one.
+	Passphrase *CredentialSource `json:"passphrase,omitempty"`
+}
+
+// GitVerify lists the keys commits must be signed by before anything is
+// applied from them.
+type GitVerify struct {
+	// Keys whose signatures are accepted: the loop's own signing key, the
+	// keys of the people allowed to merge, and the forge's key when it
+	// makes merge commits itself.
+	Keys []VerifyKey `json:"keys" schema:"minItems=1"`
+	// TrustedBefore is a full commit id: that commit and its ancestors
+	// are accepted unchecked, so verification can be turned on over a
+	// history that was not signed.
+	TrustedBefore string `json:"trustedBefore,omitempty" schema:"pattern=^[0-9a-f]{40}$"`
+}
+
+// VerifyKey is one accepted public key. Set exactly one of ssh, openpgp
+// and source. Public keys are not secret: they may be written inline.
+type VerifyKey struct {
+	// Name says whose key it is; errors and logs use it.
+	Name string `json:"name" schema:"maxLength=253"`
+	// SSH is a public key as an authorized_keys or allowed signers line
+	// holds it ("ssh-ed25519 AAAA... comment").
+	SSH PublicKey `json:"ssh,omitempty" schema:"maxLength=16384"`
+	// OpenPGP is an armored OpenPGP public key block (gpg --armor --export).
+	OpenPGP PublicKey `json:"openpgp,omitempty" schema:"maxLength=1048576"`
+	// Source is a file, environment variable or Secret holding either.
+	Source *CredentialSource `json:"source,omitempty"`
+}
+
+// PublicKey is public key material, allowed inline in the config (a
+// private key is not).
+type PublicKey string
 
 // GitAuthor names who the commits are from.
 type GitAuthor struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -43,6 +44,76 @@ func (g GitOptions) validate(p string) ErrorList {
 	}
 	if a.SSHKey != nil && a.KnownHosts == nil {
 		add(p+".auth.knownHosts", "required with sshKey: the server's host key is always checked")
+	}
+	errs = append(errs, g.Signing.validate(p+".signing")...)
+	errs = append(errs, g.Verify.validate(p+".verify")...)
+	return errs
+}
+
+func (s *GitSigning) validate(p string) ErrorList {
+	if s == nil {
+		return nil
+	}
+	var errs ErrorList
+	switch s.Format {
+	case SigningSSH, SigningOpenPGP:
+	case "":
+		errs = append(errs, &FieldError{Field: p + ".format", Msg: "required: ssh or openpgp"})
+	default:
+		errs = append(errs, &FieldError{Field: p + ".format", Msg: fmt.Sprintf("%q is not ssh or openpgp", s.Format)})
+	}
+	if s.Key == nil {
+		errs = append(errs, &FieldError{Field: p + ".key", Msg: "required: where the private key is read from (a Secret, file or environment variable)"})
+	}
+	errs = append(errs, s.Key.validate(p+".key")...)
+	errs = append(errs, s.Passphrase.validate(p+".passphrase")...)
+	return errs
+}
+
+// trustedCommit is a full hexadecimal commit id.
+var trustedCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+func (v *GitVerify) validate(p string) ErrorList {
+	if v == nil {
+		return nil
+	}
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(v.Keys) == 0 {
+		add(p+".keys", "list at least one key: with none, no commit could be applied")
+	}
+	names := map[string]int{}
+	for i, k := range v.Keys {
+		kp := fmt.Sprintf("%s.keys[%d]", p, i)
+		if strings.TrimSpace(k.Name) == "" {
+			add(kp+".name", "required: say whose key it is")
+		} else if first, dup := names[k.Name]; dup {
+			add(kp+".name", "%q is also the name of keys[%d]", k.Name, first)
+		} else {
+			names[k.Name] = i
+		}
+		set := 0
+		for _, b := range []bool{k.SSH != "", k.OpenPGP != "", k.Source != nil} {
+			if b {
+				set++
+			}
+		}
+		if set != 1 {
+			add(kp, "set exactly one of ssh, openpgp and source")
+		}
+		if k.SSH != "" && !strings.HasPrefix(strings.TrimSpace(string(k.SSH)), "ssh-") &&
+			!strings.HasPrefix(strings.TrimSpace(string(k.SSH)), "ecdsa-") && !strings.HasPrefix(strings.TrimSpace(string(k.SSH)), "sk-") {
+			add(kp+".ssh", "is not an SSH public key line such as \"ssh-ed25519 AAAA... name\"")
+		}
+		if k.OpenPGP != "" && !strings.Contains(string(k.OpenPGP), "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
+			add(kp+".openpgp", "is not an armored OpenPGP public key (gpg --armor --export KEYID)")
+		}
+		errs = append(errs, k.Source.validate(kp+".source")...)
+	}
+	if v.TrustedBefore != "" && !trustedCommit.MatchString(v.TrustedBefore) {
+		add(p+".trustedBefore", "%q is not a full commit id (40 lower-case hexadecimal digits, as git rev-parse prints it)", v.TrustedBefore)
 	}
 	return errs
 }
