@@ -25,11 +25,21 @@
 //   - Push reports a non-fast-forward rejection as ErrPushRejected;
 //     ResetToRemote fetches and hard-resets; Publish runs produce, Commit,
 //     Push with bounded fetch/reset/re-render retries.
+//   - Signing and verifying (sign.go, verify.go): with Options.Signer,
+//     every commit carries a gpgsig header as git writes it (SSH as
+//     ssh-keygen -Y sign -n git makes it, or OpenPGP), so git
+//     verify-commit and a forge accept it. With Options.Verify, Publish
+//     verifies HEAD before each render on top (after Open and every
+//     reset), and Verify checks any commit: it and every commit below it
+//     down to the loop's own signed commit, trustedBefore or one already
+//     verified must be signed by an accepted key, else a *VerifyError
+//     names the commit, its author and subject and why. SignerFrom and
+//     VerifierFrom build both from spec.git.signing and spec.git.verify.
 //
 // It is Git and file plumbing: paths, formats and the commit message
 // belong to layout, which it does not import (nor render). It does not
 // decide what to render, never reads cluster credentials, and
-// never puts a Git credential in an error or log line (URL passwords and
+// never puts a Git credential (a signing key included) in an error or log line (URL passwords and
 // tokens are scrubbed from transport errors). A Repo is not safe for
 // concurrent use.
 package gitsync

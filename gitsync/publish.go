@@ -22,7 +22,10 @@ type Produce func(ctx context.Context) (files map[string][]byte, roots []string,
 // failed. changed reports whether the final attempt committed.
 //
 // A commit left unpushed by an earlier failure is pushed even when this
-// attempt changes nothing.
+// attempt changes nothing. With Options.Verify, HEAD is verified before
+// each produce (after Open's fetch and after every reset): when it does
+// not verify, Publish returns the *VerifyError and nothing is rendered,
+// committed or pushed.
 func Publish(ctx context.Context, r *Repo, retries int, produce Produce) (plumbing.Hash, bool, error) {
 	if retries < 0 {
 		retries = 0
@@ -36,6 +39,16 @@ func Publish(ctx context.Context, r *Repo, retries int, produce Produce) (plumbi
 			if err := r.ResetToRemote(ctx); err != nil {
 				return plumbing.ZeroHash, false, fmt.Errorf("after a rejected push: %w", err)
 			}
+		}
+		// HEAD is what Open or ResetToRemote fetched, maybe someone
+		// else's commit: nothing is rendered or committed on top of it
+		// unless it verifies.
+		head, err := r.Head()
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if err := r.Verify(head); err != nil {
+			return plumbing.ZeroHash, false, err
 		}
 		files, roots, msg, err := produce(ctx)
 		if err != nil {

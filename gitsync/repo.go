@@ -40,6 +40,11 @@ type Options struct {
 	Clock func() time.Time
 	// Log receives progress lines; default slog.Default().
 	Log *slog.Logger
+	// Signer, when set, signs every commit Commit makes (gpgsig header).
+	Signer Signer
+	// Verify, when set, is what Verify checks a commit with; Publish
+	// verifies HEAD with it before each render on top.
+	Verify *Verifier
 }
 
 // Repo is an opened rendered repository. It is not safe for concurrent use.

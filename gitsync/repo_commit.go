@@ -215,6 +215,19 @@ func (r *Repo) storeCommit(parent, tree plumbing.Hash, msg string) (plumbing.Has
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
+	if r.opts.Signer != nil {
+		// Signed is the commit as encoded without a signature, as git
+		// verify-commit rebuilds it.
+		unsigned, err := encodeCommit(c.Encode)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		armored, err := r.opts.Signer.Sign(unsigned, sig.When)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		c.PGPSignature = string(armored)
+	}
 	obj := r.repo.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
