@@ -277,8 +277,8 @@ func (r *Repo) Verify(target plumbing.Hash) error {
 	return r.opts.Verify.Verify(r, target)
 }
 
-// Verifying says whether commits are verified before use.
-func (r *Repo) Verifying() bool { return r.opts.Verify != nil }
+// Verifier is Options.Verify, nil when commits are not verified.
+func (r *Repo) Verifier() *Verifier { return r.opts.Verify }
 
 // Verify checks target in r as the Verifier's doc says; a refusal is a
 // *VerifyError.

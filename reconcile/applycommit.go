@@ -73,8 +73,12 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 // command: nothing is read from the clusters and nothing is committed. A
 // member the commit has no directory for fails with apply.ErrNoMemberDir
 // and is left alone, unless allowEmpty: then everything applied there is
-// pruned.
+// pruned. With spec.git.verify, a commit that does not verify is refused
+// with a *gitsync.VerifyError before anything is read or applied.
 func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash, allowEmpty bool) ([]*apply.Result, error) {
+	if err := l.verify(commit); err != nil {
+		return nil, err
+	}
 	results, err := l.applyCommit(ctx, commit, nil, allowEmpty)
 	if err != nil {
 		return nil, err

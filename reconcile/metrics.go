@@ -34,6 +34,10 @@ type Metrics struct {
 	Conflicts               prometheus.Gauge
 	Problems                *prometheus.GaugeVec
 	IsLeader                prometheus.Gauge
+	// VerificationFailures and VerificationRefused are commit
+	// verification's (verify.go).
+	VerificationFailures *prometheus.CounterVec
+	VerificationRefused  prometheus.Gauge
 }
 
 // NewMetrics registers the metrics on a fresh registry, along with the Go
@@ -114,9 +118,11 @@ func NewMetrics() *Metrics {
 			Help: "1 while this replica holds the leader Lease.",
 		}),
 	}
+	m.VerificationFailures, m.VerificationRefused = newVerificationMetrics()
 	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
+	r.MustRegister(m.VerificationFailures, m.VerificationRefused)
 	return m
 }
 

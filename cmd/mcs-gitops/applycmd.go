@@ -33,6 +33,11 @@ every import there: that member is refused and left alone, with the list of
 what it would delete, unless --allow-empty is given, and then every object
 deleted is printed.
 
+With spec.git.verify, the commit, and every commit below it since the
+loop's last signed one, must be signed by a key listed there: otherwise
+nothing is applied and it exits 1 naming the commit, its author and why
+(docs/signing.md).
+
 ` + loopExitCodes,
 		Example: `  # re-apply the current HEAD
   mcs-gitops apply --config clusterset.yaml --repo . --ref HEAD

@@ -37,6 +37,7 @@ read); 2 invalid config or flags; 3 the repository could not be opened or
 			if err := ci.check(); err != nil {
 				return err
 			}
+			f.readOnly = true
 			_, loop, err := f.openLoop(cmd, nil)
 			if err != nil {
 				return err

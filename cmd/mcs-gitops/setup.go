@@ -36,6 +36,9 @@ type loopFlags struct {
 	logFormat  string
 	logLevel   string
 	apply      string
+	// readOnly commands (diff, status) neither commit nor apply: they
+	// do not read the signing key or verify commits.
+	readOnly bool
 }
 
 // registerApply adds --apply, for the commands that apply after they
@@ -194,13 +197,27 @@ func (f *loopFlags) openRepo(ctx context.Context, e *env) (*gitsync.Repo, error)
 		sum := sha256.Sum256([]byte(url + "\x00" + g.Branch))
 		workdir = filepath.Join(base, "mcs-gitops", "repos", hex.EncodeToString(sum[:8]))
 	}
-	auth, err := gitsync.AuthFrom(g.Auth, url, f.credentialReader(ctx, e))
+	read := f.credentialReader(ctx, e)
+	auth, err := gitsync.AuthFrom(g.Auth, url, read)
 	if err != nil {
 		return nil, &exitError{2, err}
+	}
+	var (
+		signer   gitsync.Signer
+		verifier *gitsync.Verifier
+	)
+	if !f.readOnly {
+		if signer, err = gitsync.SignerFrom(g.Signing, read); err != nil {
+			return nil, &exitError{2, err}
+		}
+		if verifier, err = gitsync.VerifierFrom(g.Verify, signer, read); err != nil {
+			return nil, &exitError{2, err}
+		}
 	}
 	repo, err := gitsync.Open(ctx, gitsync.Options{
 		URL: url, Branch: g.Branch, Path: g.Path, Workdir: workdir, Auth: auth,
 		Author: gitsync.Signature{Name: g.Author.Name, Email: g.Author.Email}, Log: e.log,
+		Signer: signer, Verify: verifier,
 	})
 	if err != nil {
 		return nil, &exitError{3, err}
@@ -275,5 +292,6 @@ const eventsFlush = 5 * time.Second
 // loop builds the reconcile loop over an open repository, with Events on;
 // whoever runs it calls CloseEvents.
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
+	m.WatchVerification(repo)
 	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply, Events: true}
 }

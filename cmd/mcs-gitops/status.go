@@ -69,6 +69,7 @@ is printed); 2 invalid config or flags; 3 the repository could not be read.`,
 			if member != "" && e.members.Member(member) == nil {
 				return &exitError{2, fmt.Errorf("%s is not a member of %s", member, f.config)}
 			}
+			f.readOnly = true
 			repo, err := f.openRepo(ctx, e)
 			if err != nil {
 				return err

@@ -11,13 +11,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/cobra"
 
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
 member could not be read or applied, refused an object, or holds an object
-that does not load (each named on stderr; everything else is done); 2
+that does not load (each named on stderr; everything else is done), or
+the commit to apply (or one below it) is not signed by a key in
+spec.git.verify (named on stderr; nothing was applied or committed); 2
 invalid config, flags or input, a member's kubeconfig file that is missing,
 does not parse or lacks the context included (nothing was committed); 3 the
 repository could not be cloned, committed to or pushed (nothing was
@@ -123,6 +126,12 @@ func loopExit(err error) error {
 	}
 	var partial *reconcile.PartialError
 	if errors.As(err, &partial) {
+		return &exitError{1, err}
+	}
+	// Checked before RepoError, which wraps it when a cycle's HEAD is
+	// refused: the repository works, its content is not trusted.
+	var refused *gitsync.VerifyError
+	if errors.As(err, &refused) {
 		return &exitError{1, err}
 	}
 	var repo *reconcile.RepoError
