@@ -22,7 +22,8 @@ import (
 )
 
 // SecretRefs lists every Secret a config reads credentials from (member
-// kubeconfigs, Git token, SSH key, known hosts, the review forge's token or
+// kubeconfigs, Git token, SSH key, known hosts, the signing key and its
+// passphrase, verify keys from a Secret, the review forge's token or
 // GitHub App key), each once, sorted.
 func SecretRefs(cfg *v1alpha1.ClusterSet) []v1alpha1.SecretKeyRef {
 	var out []v1alpha1.SecretKeyRef
@@ -42,6 +43,14 @@ func SecretRefs(cfg *v1alpha1.ClusterSet) []v1alpha1.SecretKeyRef {
 	creds := []*v1alpha1.CredentialSource{a.Token, a.SSHKey, a.KnownHosts, cfg.Spec.Review.Forge.Token}
 	if app := cfg.Spec.Review.Forge.GitHubApp; app != nil {
 		creds = append(creds, app.PrivateKey)
+	}
+	if s := cfg.Spec.Git.Signing; s != nil {
+		creds = append(creds, s.Key, s.Passphrase)
+	}
+	if v := cfg.Spec.Git.Verify; v != nil {
+		for _, k := range v.Keys {
+			creds = append(creds, k.Source)
+		}
 	}
 	for _, cs := range creds {
 		if cs != nil {
