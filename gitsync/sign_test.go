@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,9 @@ import (
 
 // sshKey is a fresh ed25519 key: the OpenSSH private key file and the
 // authorized_keys line of its public half.
-func sshKey(t *testing.T) (private []byte, public string) {
+func sshKey(t *testing.T) (private []byte, public string) { return sshKeyTB(t) }
+
+func sshKeyTB(t testing.TB) (private []byte, public string) {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
@@ -43,6 +46,10 @@ func sshKey(t *testing.T) (private []byte, public string) {
 // pgpKey is a fresh OpenPGP key (EdDSA, which gpg 2.2 reads), armored:
 // the private key block and the public one.
 func pgpKey(t *testing.T, name, email string) (private, public []byte) {
+	return pgpKeyTB(t, name, email)
+}
+
+func pgpKeyTB(t testing.TB, name, email string) (private, public []byte) {
 	t.Helper()
 	e, err := openpgp.NewEntity(name, "", email, &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
 	require.NoError(t, err)
@@ -318,7 +325,7 @@ func TestVerifyCommitsSignedByGit(t *testing.T) {
 
 // storeCommitOn writes a commit with the given parents (the tree of the
 // first, or an empty one), signed by s when not nil, and moves main to it.
-func storeCommitOn(t *testing.T, r *Repo, s Signer, msg string, parents ...plumbing.Hash) plumbing.Hash {
+func storeCommitOn(t testing.TB, r *Repo, s Signer, msg string, parents ...plumbing.Hash) plumbing.Hash {
 	t.Helper()
 	tree := plumbing.ZeroHash
 	if len(parents) > 0 {
@@ -497,6 +504,57 @@ func TestSignerFromErrorsNeverHoldTheKey(t *testing.T) {
 			assert.Contains(t, err.Error(), "environment variable K")
 			assert.NotContains(t, err.Error(), tc.key)
 			assert.NotContains(t, err.Error(), "hunter")
+		})
+	}
+}
+
+// BenchmarkVerify: a fresh Verifier walking a chain of 1000 commits signed
+// by a person's SSH or OpenPGP key (what a first cycle does after a long
+// run of human commits), and the cached check every later cycle makes.
+func BenchmarkVerify(b *testing.B) {
+	priv, pub := sshKeyTB(b)
+	sshSigner, err := NewSSHSigner(priv, nil)
+	require.NoError(b, err)
+	sshPub, err := ParseSSHPublicKey("alice", []byte(pub))
+	require.NoError(b, err)
+	pgpPriv, pgpPub := pgpKeyTB(b, "Bob", "bob@example.com")
+	pgpSigner, err := NewOpenPGPSigner(pgpPriv, nil)
+	require.NoError(b, err)
+	pgpKeyPub, err := ParseOpenPGPPublicKey("bob", pgpPub)
+	require.NoError(b, err)
+	for _, tc := range []struct {
+		name   string
+		signer Signer
+		key    *PublicKey
+	}{{"ssh", sshSigner, sshPub}, {"openpgp", pgpSigner, pgpKeyPub}} {
+		dir := b.TempDir()
+		_, err := git.PlainInit(dir, false)
+		require.NoError(b, err)
+		r, err := Open(context.Background(), Options{URL: dir, Branch: "main", Log: quiet})
+		require.NoError(b, err)
+		top := storeCommitOn(b, r, nil, "root")
+		root := top
+		for i := range 1000 {
+			top = storeCommitOn(b, r, tc.signer, "commit "+strconv.Itoa(i), top)
+		}
+		b.Run(tc.name+"/walk-1000", func(b *testing.B) {
+			for b.Loop() {
+				require.NoError(b, NewVerifier([]*PublicKey{tc.key}, nil, root).Verify(r, top))
+			}
+		})
+		b.Run(tc.name+"/cached", func(b *testing.B) {
+			v := NewVerifier([]*PublicKey{tc.key}, nil, root)
+			require.NoError(b, v.Verify(r, top))
+			for b.Loop() {
+				require.NoError(b, v.Verify(r, top))
+			}
+		})
+		b.Run(tc.name+"/sign", func(b *testing.B) {
+			payload := bytes.Repeat([]byte("tree 0\n"), 40)
+			for b.Loop() {
+				_, err := tc.signer.Sign(payload, time.Now())
+				require.NoError(b, err)
+			}
 		})
 	}
 }

@@ -372,6 +372,10 @@ func (v *Verifier) check(c *object.Commit) (own bool, _ *VerifyError) {
 		if !ok {
 			return fail(VerifyUnknownKey, fp)
 		}
+		if s.Signature.Format == ssh.KeyAlgoRSA {
+			// PROTOCOL.sshsig allows only rsa-sha2-256 and -512.
+			return fail(VerifyBadSignature, fmt.Sprintf("by %s: an RSA signature with SHA-1", k.Name))
+		}
 		if err := sshsig.Verify(bytes.NewReader(signed), s, k.ssh, s.HashAlgorithm, sshNamespace); err != nil {
 			return fail(VerifyBadSignature, fmt.Sprintf("by %s: %v", k.Name, err))
 		}
