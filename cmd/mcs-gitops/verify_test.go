@@ -68,6 +68,9 @@ func TestApplyRefVerifiesSignatures(t *testing.T) {
 	}
 	require.True(t, imported(), "the signed commit was applied")
 	loopCommit := remoteHead(t, remote)
+	signers := filepath.Join(dir, "allowed_signers")
+	require.NoError(t, os.WriteFile(signers, append([]byte("bot@example.invalid "), ssh.MarshalAuthorizedKey(pub)...), 0o644))
+	gitRun(t, remote, "-c", "gpg.ssh.allowedSignersFile="+signers, "verify-commit", loopCommit.String())
 
 	// A person drops west's directory in an unsigned commit and pushes it.
 	human := filepath.Join(dir, "human")
