@@ -310,12 +310,12 @@ func (v *Verifier) Verify(r *Repo, target plumbing.Hash) (err error) {
 		c, err := object.GetCommit(r.repo.Storer, h)
 		if err != nil {
 			return &VerifyError{Target: target, Commit: h, Reason: VerifyUnreadable,
-				Detail: fmt.Sprintf("%v (a shallow clone holds only part of the history)", err)}
+				Detail: fmt.Sprintf("%v (is the clone shallow?)", err)}
 		}
 		own, verr := v.check(c)
 		if verr != nil {
 			verr.Target = target
-			trusted, terr := v.belowTrusted(r, h)
+			trusted, terr := v.belowTrusted(r, target, h)
 			if terr != nil {
 				return terr
 			}
@@ -420,13 +420,13 @@ func pgpIssuer(armored string) string {
 // The ancestors are listed once, when a commit the walk refuses could be
 // one reached by another path than through trustedBefore itself (a merge
 // of an old branch).
-func (v *Verifier) belowTrusted(r *Repo, h plumbing.Hash) (bool, error) {
+func (v *Verifier) belowTrusted(r *Repo, target, h plumbing.Hash) (bool, error) {
 	if v.trustedBefore.IsZero() {
 		return false, nil
 	}
 	if v.trusted == nil {
 		if _, err := object.GetCommit(r.repo.Storer, v.trustedBefore); err != nil {
-			return false, &VerifyError{Target: h, Commit: v.trustedBefore, Reason: VerifyUnreadable,
+			return false, &VerifyError{Target: target, Commit: v.trustedBefore, Reason: VerifyUnreadable,
 				Detail: "spec.git.verify.trustedBefore is not a commit of the repository"}
 		}
 		v.trusted = map[plumbing.Hash]struct{}{}
