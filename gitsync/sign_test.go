@@ -440,6 +440,9 @@ func TestVerifyWalk(t *testing.T) {
 		require.NoError(t, v.Verify(r, mergeOld), "an ancestor of trustedBefore is trusted when reached past it")
 		ve = refusal(t, NewVerifier([]*PublicKey{human}, nil, plumbing.ZeroHash).Verify(r, h1))
 		assert.Equal(t, old2, ve.Commit, "without trustedBefore the old history is checked")
+		ve = refusal(t, NewVerifier([]*PublicKey{human}, nil, plumbing.NewHash(strings.Repeat("ab", 20))).Verify(r, h1))
+		assert.Equal(t, VerifyUnreadable, ve.Reason)
+		assert.Contains(t, ve.Error(), "spec.git.verify.trustedBefore is not a commit of the repository")
 
 		chain := h1
 		for i := range 4 {
