@@ -27,6 +27,9 @@ type View struct {
 	Commit   *gitsync.CommitInfo `json:"commit,omitempty"`
 	Members  []Member            `json:"members"`
 	Services []Service           `json:"services"`
+	// Review is what the last commit records of review mode: held
+	// imports, open proposals, rejections, overrides. Nil outside it.
+	Review *layout.ReviewState `json:"review,omitempty"`
 }
 
 // Member is one member's health.
@@ -121,6 +124,11 @@ func Build(ctx context.Context, o Options) (*View, error) {
 		}
 		if report, err = layout.ReadReport(files); err != nil {
 			return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
+		}
+		if data, ok := files[layout.ReviewFile]; ok {
+			if v.Review, err = layout.ParseReviewState(data); err != nil {
+				return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
+			}
 		}
 		if data, ok := files[layout.HealthFile]; ok {
 			if health, err = layout.ParseHealth(data); err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/layout"
 )
 
 // WriteJSON and WriteYAML print the view for scripts.
@@ -91,8 +93,38 @@ func (v *View) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "    warning: %s\n", wn)
 		}
 	}
+	if r := v.Review; r != nil {
+		writeReview(&b, r)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeReview prints what waits for a person in review mode.
+func writeReview(b *strings.Builder, r *layout.ReviewState) {
+	b.WriteString("\nREVIEW\n")
+	if len(r.Proposals)+len(r.Rejected)+len(r.Overrides)+len(r.HeldImports) == 0 {
+		b.WriteString("  nothing waits for approval\n")
+	}
+	for _, p := range r.Proposals {
+		where := p.URL
+		if where == "" {
+			where = "request being opened on " + p.Branch
+		}
+		fmt.Fprintf(b, "  waiting   %s (%s): %s\n", p.Name, strings.Join(p.Kinds, ", "), where)
+		for _, s := range p.Summary {
+			fmt.Fprintf(b, "              %s\n", s)
+		}
+	}
+	for _, p := range r.Rejected {
+		fmt.Fprintf(b, "  rejected  %s: %s (held until the exports change)\n", p.Name, orDash(p.URL))
+	}
+	for _, o := range r.Overrides {
+		fmt.Fprintf(b, "  declined  %s does not import %s/%s (taken out of a merged proposal; until the exports change)\n", o.Member, o.Namespace, o.Name)
+	}
+	for _, h := range r.HeldImports {
+		fmt.Fprintf(b, "  held      %s/%s is not imported into %s yet\n", h.Namespace, h.Name, h.Member)
+	}
 }
 
 func orDash(s string) string {

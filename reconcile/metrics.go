@@ -38,6 +38,9 @@ type Metrics struct {
 	// verification's (verify.go).
 	VerificationFailures *prometheus.CounterVec
 	VerificationRefused  prometheus.Gauge
+	// ReviewProposals and ReviewErrors are review mode's (review.go).
+	ReviewProposals *prometheus.GaugeVec
+	ReviewErrors    *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics on a fresh registry, along with the Go
@@ -119,10 +122,18 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.VerificationFailures, m.VerificationRefused = newVerificationMetrics()
+	m.ReviewProposals = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcs_gitops_review_proposals",
+		Help: "Review mode: structural changes held back after the last commit, by state: open (a request waits for review), opening (its request is not recorded yet), rejected (closed unmerged, not proposed again), overridden (imports taken out of a merged proposal by hand).",
+	}, []string{"state"})
+	m.ReviewErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcs_gitops_review_errors_total",
+		Help: "Review mode: failed talks with the forge or pushes of proposal branches, by step (poll, propose). Churn keeps flowing; proposals are late.",
+	}, []string{"step"})
 	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
-	r.MustRegister(m.VerificationFailures, m.VerificationRefused)
+	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)
 	return m
 }
 

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -163,6 +164,9 @@ type reviewed struct {
 	prev *layout.ReviewState
 	// trees are each open proposal's rendered tree, by name.
 	trees map[string]*tree
+	// branch is the branch's tree, which each proposal's changes are
+	// listed against.
+	branch map[string][]byte
 }
 
 // renderReview is render in review mode: the branch gets the live world
@@ -209,6 +213,7 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 		}
 		rv.trees[p.Name] = pt
 	}
+	rv.branch = t.files
 	t.review = rv
 	return t, nil
 }
@@ -446,7 +451,7 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed) (o
 				return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 			}
 		}
-		change := forge.Change{Branch: branch, Base: r.Base, Title: proposalTitle(p), Body: proposalBody(p), Labels: proposalLabels(p)}
+		change := forge.Change{Branch: branch, Base: r.Base, Title: proposalTitle(p), Body: proposalBody(p, rv.branch, pt.files), Labels: proposalLabels(p)}
 		switch {
 		case req == nil || req.State != forge.Open:
 			// A merged request whose change is still held means the merge
@@ -525,15 +530,88 @@ func proposalMessage(p *review.Proposal) string {
 	return msg
 }
 
-func proposalBody(p *review.Proposal) string {
+func proposalBody(p *review.Proposal, branch, proposal map[string][]byte) string {
 	body := "This proposal was opened by mcs-gitops review mode. It holds a change to who can reach what, rendered on top of the branch it goes into.\n\n"
 	body += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it does:**\n\n"
 	for _, s := range p.Summary {
 		body += "- " + s + "\n"
 	}
+	body += "\n**Rendered changes, per member** (`+` added, `-` removed, `~` changed; the diff tab has the content):\n\n"
+	body += renderedChanges(branch, proposal)
 	body += "\n**Merging** applies it to every member. **Closing** it without merging rejects it: mcs-gitops records the rejection and does not propose the same change again until the exports change. Endpoint churn on the target branch is rebased into this branch by mcs-gitops; edit the rendered files here only to override (docs/review-mode.md).\n\n"
 	body += fmt.Sprintf("<!-- mcs-gitops proposal %s digest %s -->\n", p.Name, p.Digest)
 	return body
 }
 
 func joinKinds(ks []review.Kind) string { return strings.Join(kindNames(ks), ", ") }
+
+// maxChangeLines bounds the file list of one member in a request's body;
+// the forge's diff has the rest.
+const maxChangeLines = 40
+
+// renderedChanges lists, per member, the files under clusters/<member>/
+// a proposal adds, removes or changes against the branch.
+func renderedChanges(branch, proposal map[string][]byte) string {
+	lines := map[string][]string{}
+	add := func(p, mark string) {
+		rest, ok := strings.CutPrefix(p, layout.ClustersDir+"/")
+		if !ok {
+			return
+		}
+		member, file, ok := strings.Cut(rest, "/")
+		if !ok || file == "kustomization.yaml" {
+			return
+		}
+		lines[member] = append(lines[member], mark+" "+file)
+	}
+	for p, b := range proposal {
+		old, ok := branch[p]
+		switch {
+		case !ok:
+			add(p, "+")
+		case !bytes.Equal(old, b):
+			add(p, "~")
+		}
+	}
+	for p := range branch {
+		if _, ok := proposal[p]; !ok {
+			add(p, "-")
+		}
+	}
+	if len(lines) == 0 {
+		return "(no member's objects change: the change is in status/ only)\n"
+	}
+	var out strings.Builder
+	for _, m := range slices.Sorted(maps.Keys(lines)) {
+		ls := lines[m]
+		slices.SortFunc(ls, func(a, b string) int { return strings.Compare(a[2:], b[2:]) })
+		fmt.Fprintf(&out, "- `%s`:\n", m)
+		for i, l := range ls {
+			if i == maxChangeLines {
+				fmt.Fprintf(&out, "  - ... and %d more\n", len(ls)-maxChangeLines)
+				break
+			}
+			fmt.Fprintf(&out, "  - `%s`\n", l)
+		}
+	}
+	return out.String()
+}
+
+func (l *Loop) observeReview(st *layout.ReviewState) {
+	if l.Metrics == nil {
+		return
+	}
+	open, opening := 0, 0
+	for _, p := range st.Proposals {
+		if p.URL == "" {
+			opening++
+		} else {
+			open++
+		}
+	}
+	g := l.Metrics.ReviewProposals
+	g.WithLabelValues("open").Set(float64(open))
+	g.WithLabelValues("opening").Set(float64(opening))
+	g.WithLabelValues("rejected").Set(float64(len(st.Rejected)))
+	g.WithLabelValues("overridden").Set(float64(len(st.Overrides)))
+}

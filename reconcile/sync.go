@@ -119,6 +119,9 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		// cycle goes on with what it last heard.
 		if err := l.poll(ctx); err != nil {
 			l.log().Warn("review: polling the forge failed; using what it said last", "err", err)
+			if l.Metrics != nil {
+				l.Metrics.ReviewErrors.WithLabelValues("poll").Inc()
+			}
 		}
 	}
 
@@ -142,7 +145,11 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		if err != nil {
 			l.Review.dirty()
 			l.log().Error("review: proposals not brought up to date", "err", err)
+			if l.Metrics != nil {
+				l.Metrics.ReviewErrors.WithLabelValues("propose").Inc()
+			}
 		}
+		l.observeReview(pub.review.state)
 		// A request just opened has its URL recorded by the next cycle.
 		out.Again = opened
 	}

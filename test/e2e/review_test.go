@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/fleetstatus"
 	"github.com/mcs-gitops/mcs-gitops/forge"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/layout"
@@ -45,14 +47,21 @@ type reviewWorld struct {
 	clone string
 }
 
-func newReviewWorld(t *testing.T, kinds string) *reviewWorld {
+func newReviewWorld(t testing.TB, kinds string) *reviewWorld {
+	t.Helper()
+	return newGiteaWorld(t, true, "", kinds)
+}
+
+// newGiteaWorld is a world on a real Gitea, with review mode on or off;
+// sync is appended under spec.sync, review under spec.review.
+func newGiteaWorld(t testing.TB, review bool, sync, reviewYAML string) *reviewWorld {
 	t.Helper()
 	srv := gitea.Start(t)
 	clone := srv.CreateRepo(t, "fleet")
 	alice := srv.User(t, "alice")
 	srv.Collaborator(t, "fleet", alice.Name)
-	extra := fmt.Sprintf("  review:\n    enabled: true\n%s    forge:\n      provider: gitea\n      url: %s\n      repository: %s/fleet\n      token:\n        path: forge-token\n",
-		kinds, srv.URL, gitea.AdminName)
+	extra := sync + fmt.Sprintf("  review:\n    enabled: %t\n%s    forge:\n      provider: gitea\n      url: %s\n      repository: %s/fleet\n      token:\n        path: forge-token\n",
+		review, reviewYAML, srv.URL, gitea.AdminName)
 	w := newWorld(t, 3, extra)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "forge-token"), []byte(srv.Token), 0o600))
 	rw := &reviewWorld{world: w, srv: srv, alice: alice, clone: clone}
@@ -76,15 +85,21 @@ func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
 		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}, Log: log,
 	})
 	require.NoError(t, err)
+	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: rw.dir})
+	loop := &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log}
+	if !cfg.Spec.Review.Enabled {
+		return loop
+	}
 	fc, err := forge.New(cfg, func(cs *v1alpha1.CredentialSource) ([]byte, error) {
 		return os.ReadFile(filepath.Join(rw.dir, cs.Path))
 	})
 	require.NoError(t, err)
-	rv, err := reconcile.NewReviewer(cfg, fc)
+	loop.Review, err = reconcile.NewReviewer(cfg, fc)
 	require.NoError(t, err)
-	rv.Poll = 0 // every cycle asks the forge
-	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: rw.dir})
-	return &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log, Review: rv}
+	if cfg.Spec.Review.PollInterval == "" {
+		loop.Review.Poll = 0 // every cycle asks the forge
+	}
+	return loop
 }
 
 // pulls lists the repository's pull requests in state ("open", "closed").
@@ -122,11 +137,29 @@ func (rw *reviewWorld) reviewState() *layout.ReviewState {
 	return st
 }
 
+// openPull waits until a pull request from branch is open and returns its
+// number.
+func (rw *reviewWorld) openPull(branch string, within time.Duration) int {
+	rw.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		for _, p := range rw.pulls("open") {
+			if p.Head.Ref == branch {
+				return p.Number
+			}
+		}
+		if time.Now().After(deadline) {
+			rw.t.Fatalf("no pull request from %s within %s", branch, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func imported(m *envtest.Cluster, ns, name string) bool {
 	return exists(m.Client, &mcsv1alpha1.ServiceImport{}, ns, name)
 }
 
-func importedAddresses(t *testing.T, m *envtest.Cluster, ns, name string) []string {
+func importedAddresses(t testing.TB, m *envtest.Cluster, ns, name string) []string {
 	t.Helper()
 	var slices discoveryv1.EndpointSliceList
 	require.NoError(t, m.Client.List(context.Background(), &slices, client.InNamespace(ns),
@@ -179,6 +212,8 @@ func TestReviewModeWithGitea(t *testing.T) {
 	assert.Equal(t, reconcile.ProposalPrefix+"service/demo/web", pr.Head.Ref)
 	assert.Contains(t, pr.Title, "cluster-1 exports demo/web")
 	assert.Contains(t, pr.Body, "cluster-2 imports demo/web")
+	assert.Contains(t, pr.Body, "- `cluster-2`:\n  - `+ demo/web/derived-service.yaml`\n", "the rendered change per member")
+	assert.Contains(t, pr.Body, "`+ demo/web/serviceimport.yaml`")
 	var labels []string
 	for _, l := range pr.Labels {
 		labels = append(labels, l.Name)
@@ -199,6 +234,12 @@ func TestReviewModeWithGitea(t *testing.T) {
 	_, reason, msg = exportCondition(t, c1, "demo", "web", reconcile.ConditionPendingReview)
 	assert.Equal(t, reconcile.ReasonProposalOpen, reason)
 	assert.Contains(t, msg, pr.HTMLURL, "the export names the request")
+	view, err := fleetstatus.Build(ctx, fleetstatus.Options{Repo: rw.loop.Repo, Members: rw.loop.Members})
+	require.NoError(t, err)
+	var text strings.Builder
+	require.NoError(t, view.WriteText(&text))
+	assert.Contains(t, text.String(), "REVIEW\n  waiting   service/demo/web (Export, Import): "+pr.HTMLURL+"\n", "mcs-gitops status shows what waits")
+	assert.Contains(t, text.String(), "  held      demo/web is not imported into cluster-2 yet\n")
 	out = rw.sync()
 	assert.False(t, out.Committed, "nothing new: no commit, no update of the request")
 	assert.Len(t, rw.pulls("all"), 1)

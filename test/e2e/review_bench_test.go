@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/tenant"
+)
+
+// BenchmarkReview measures review mode from the live loop (run, with
+// minCommitInterval 0) on 3 real members and a real Gitea, each side by
+// side with its floor in the same run (MCS_BENCH_REVIEW_N samples each,
+// default 20):
+//
+//   - churn: an approved export's endpoint moves in cluster-1, until
+//     cluster-2's imported slice holds the new address. review=on runs
+//     with a structural change held in an open proposal the whole time,
+//     so every cycle splits the world and rebuilds the proposal;
+//     review=off is the floor, the same loop on the same kind of remote
+//     without review mode. The figure is on/off.
+//   - merge-to-applied: a proposal is merged through Gitea's API (as a
+//     reviewer would) until its import exists in every member, with
+//     pollInterval 1s: the poll is most of it.
+func BenchmarkReview(b *testing.B) {
+	n := 20
+	if v := os.Getenv("MCS_BENCH_REVIEW_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("MCS_BENCH_REVIEW_N=%q: %v", v, err)
+		}
+	}
+	sync := "    minCommitInterval: \"0\"\n"
+	var off, on []time.Duration
+	b.Run("churn/review=off", func(b *testing.B) {
+		rw := newGiteaWorld(b, false, sync, "")
+		rw.loop.Log = benchLog(b)
+		prepareChurn(b, rw, false)
+		runLoop(b, rw.world)
+		for b.Loop() {
+			off = churnLatencies(b, rw, n)
+		}
+		report(b, off, nil)
+	})
+	b.Run("churn/review=on", func(b *testing.B) {
+		rw := newGiteaWorld(b, true, sync, "    pollInterval: 1s\n")
+		rw.loop.Log = benchLog(b)
+		prepareChurn(b, rw, true)
+		runLoop(b, rw.world)
+		for b.Loop() {
+			on = churnLatencies(b, rw, n)
+		}
+		report(b, on, off)
+	})
+	b.Run("merge-to-applied", func(b *testing.B) {
+		rw := newGiteaWorld(b, true, sync, "    pollInterval: 1s\n")
+		rw.loop.Log = benchLog(b)
+		ctx := context.Background()
+		for _, m := range rw.members {
+			require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+		}
+		runLoop(b, rw.world)
+		var lat []time.Duration
+		for b.Loop() {
+			lat = lat[:0]
+			for i := range max(n/2, 1) {
+				name := fmt.Sprintf("svc-%d-%d", i, time.Now().UnixNano()%1e6)
+				export(b, rw.member("cluster-1"), "demo", name, 80, "10.1.1.1")
+				number := rw.openPull(reconcile.ProposalPrefix+"service/demo/"+name, time.Minute)
+				rw.srv.Merge(b, rw.alice.Token, "fleet", number)
+				start := time.Now()
+				eventually(b, time.Minute, func() bool {
+					for _, m := range rw.members {
+						if !imported(m, "demo", name) {
+							return false
+						}
+					}
+					return true
+				}, "%s not applied after its merge", name)
+				lat = append(lat, time.Since(start))
+			}
+		}
+		report(b, lat, nil)
+	})
+}
+
+// prepareChurn gives cluster-1 an approved export demo/web, and with
+// review on a second export, demo/held in cluster-3, whose proposal stays
+// open.
+func prepareChurn(b *testing.B, rw *reviewWorld, review bool) {
+	ctx := context.Background()
+	for _, m := range rw.members {
+		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+	export(b, rw.member("cluster-1"), "demo", "web", 80, "10.1.0.1")
+	rw.sync()
+	if !review {
+		return
+	}
+	rw.srv.Merge(b, rw.alice.Token, "fleet", rw.openPull(reconcile.ProposalPrefix+"service/demo/web", time.Minute))
+	export(b, rw.member("cluster-3"), "demo", "held", 80, "10.3.0.1")
+	rw.sync()
+	rw.sync()
+	require.True(b, imported(rw.member("cluster-2"), "demo", "web"), "web approved")
+	rw.openPull(reconcile.ProposalPrefix+"service/demo/held", time.Minute)
+}
+
+// churnLatencies moves web's endpoint in cluster-1 n times and returns,
+// sorted, how long each took to reach cluster-2's imported slice.
+func churnLatencies(b *testing.B, rw *reviewWorld, n int) []time.Duration {
+	ctx := context.Background()
+	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
+	var lat []time.Duration
+	for i := range n {
+		addr := fmt.Sprintf("10.1.%d.%d", 10+i/200, 1+i%200)
+		var sl discoveryv1.EndpointSlice
+		require.NoError(b, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web-cluster-1"}, &sl))
+		sl.Endpoints = tenant.Ready(addr)
+		start := time.Now()
+		require.NoError(b, c1.Client.Update(ctx, &sl))
+		eventually(b, time.Minute, func() bool {
+			return slices.Contains(importedAddresses(b, c2, "demo", "web"), addr)
+		}, "%s did not reach cluster-2", addr)
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+// report gives p50 and p99, and against a floor its p50 ratio.
+func report(b *testing.B, lat, floor []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(ms(pct(lat, 50)), "p50-ms")
+	b.ReportMetric(ms(pct(lat, 99)), "p99-ms")
+	if len(floor) > 0 {
+		b.ReportMetric(float64(pct(lat, 50))/float64(pct(floor, 50)), "p50/off")
+	}
+	b.ReportMetric(0, "ns/op")
+}
