@@ -118,41 +118,50 @@ func (rv *Reviewer) kinds() []review.Kind {
 	return rv.Kinds
 }
 
-// poll asks the forge about every proposal the branch's last commit lists,
-// when Poll has passed, and then fetches the branch: a request merged
-// since the last poll is on it now. Asking first and fetching second
-// means a merge the forge reported is always in what the cycle renders on.
-func (l *Loop) poll(ctx context.Context) error {
+// due says whether the forge is to be asked again: never asked yet, or
+// Poll has passed since.
+func (rv *Reviewer) due(now time.Time) bool {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.polled.IsZero() || now.Sub(rv.polled) >= rv.Poll
+}
+
+// poll asks the forge about every proposal the branch's last commit lists
+// and then fetches the branch: a request merged since the last poll is on
+// it now. Asking first and fetching second means a merge the forge
+// reported is always in what the next render is made on. It reports
+// whether anything changed that the next cycle must render: a request's
+// state, or the branch (a merge, a person's push).
+func (l *Loop) poll(ctx context.Context) (changed bool, err error) {
 	rv := l.Review
 	now := l.now()
-	rv.mu.Lock()
-	due := rv.polled.IsZero() || now.Sub(rv.polled) >= rv.Poll
-	rv.mu.Unlock()
-	if !due {
-		return nil
-	}
+	gen := rv.generation()
 	head, err := l.Repo.Head()
 	if err != nil {
-		return &RepoError{err}
+		return false, &RepoError{err}
 	}
 	c, err := l.readCommitted(head)
 	if err != nil {
-		return &RepoError{err}
+		return false, &RepoError{err}
 	}
 	for _, p := range c.Review.Proposals {
 		req, err := rv.Forge.Find(ctx, p.Branch)
 		if err != nil {
-			return fmt.Errorf("review: proposal %s: %w", p.Name, err)
+			return false, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 		}
 		rv.setRequest(p.Name, req)
 	}
 	if err := l.Repo.ResetToRemote(ctx); err != nil {
-		return &RepoError{fmt.Errorf("review: fetch %s: %w", rv.Base, err)}
+		return false, &RepoError{fmt.Errorf("review: fetch %s: %w", rv.Base, err)}
+	}
+	moved, err := l.Repo.Head()
+	if err != nil {
+		return false, &RepoError{err}
 	}
 	rv.mu.Lock()
 	rv.polled = now
 	rv.mu.Unlock()
-	return nil
+	return moved != head || rv.generation() != gen, nil
 }
 
 // reviewed is what a review-mode render adds to a tree: the proposals to
@@ -310,8 +319,17 @@ func (l *Loop) reviewState(prev *layout.ReviewState, plan *review.Plan) *layout.
 			continue
 		}
 		rec := layout.ProposalRecord{Name: p.Name, Branch: ProposalPrefix + p.Name, Kinds: kindNames(p.Kinds), Digest: p.Digest, Summary: p.Summary}
-		if req != nil && req.State == forge.Open {
+		switch {
+		case req != nil && req.State == forge.Open:
 			rec.URL, rec.Number = req.URL, req.Number
+		case req == nil:
+			// Not asked yet in this process (a CronJob's sync): the
+			// branch's record stands.
+			for _, old := range prev.Proposals {
+				if old.Name == p.Name {
+					rec.URL, rec.Number = old.URL, old.Number
+				}
+			}
 		}
 		st.Proposals = append(st.Proposals, rec)
 	}
@@ -425,17 +443,25 @@ func kindNames(ks []review.Kind) []string {
 
 // propose brings every proposal branch and request in line with the
 // commit the branch is now at: each open proposal is rebuilt on top of it
-// (so it always merges cleanly) and pushed when its tree changed, its
-// request opened or updated; a proposal whose change went away is closed
-// and its branch deleted. It reports whether a request was opened, whose
+// (so it merges cleanly) and pushed when its tree changed, its request
+// opened or updated; a proposal whose change went away is closed and its
+// branch deleted. A proposal that did not change and whose request is open
+// is rebuilt only when rebase is set (every Poll): rebasing it on every
+// churn commit would push once per commit. It reports whether a request was opened, whose
 // URL the branch's record gets in the next cycle.
-func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed) (opened bool, err error) {
+func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, rebase bool) (opened bool, err error) {
 	r := l.Review
 	prev := rv.prev
 	planned := map[string]bool{}
 	for _, p := range rv.proposals {
 		planned[p.Name] = true
 		if p.Rejected {
+			continue
+		}
+		if req := r.request(p.Name); !rebase && req != nil && req.State == forge.Open && recordDigest(prev, p.Name) == p.Digest {
+			// Only churn moved the branch: the proposal is rebuilt on it
+			// when the forge is next polled, not on every commit, so that
+			// pushing it never delays the next cycle's apply.
 			continue
 		}
 		branch := ProposalPrefix + p.Name
@@ -614,4 +640,49 @@ func (l *Loop) observeReview(st *layout.ReviewState) {
 	g.WithLabelValues("opening").Set(float64(opening))
 	g.WithLabelValues("rejected").Set(float64(len(st.Rejected)))
 	g.WithLabelValues("overridden").Set(float64(len(st.Overrides)))
+}
+
+// never says whether the forge was never asked in this process.
+func (rv *Reviewer) never() bool {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.polled.IsZero()
+}
+
+// pollReview polls and counts a failure: the forge being down holds up
+// only review, never churn, and the cycle goes on with what it last heard.
+func (l *Loop) pollReview(ctx context.Context) (changed bool) {
+	changed, err := l.poll(ctx)
+	if err != nil {
+		l.log().Warn("review: polling the forge failed; using what it said last", "err", err)
+		if l.Metrics != nil {
+			l.Metrics.ReviewErrors.WithLabelValues("poll").Inc()
+		}
+	}
+	return changed
+}
+
+// afterApply is review mode's part of a cycle once the branch's commit is
+// applied: bring the proposals up to date, and every Poll ask the forge
+// and fetch the branch. It says whether another cycle is needed soon: a
+// request was opened (its URL goes on the branch) or the forge or the
+// branch changed (a merge to apply, a rejection to record).
+func (l *Loop) afterApply(ctx context.Context, pub *published) (again bool) {
+	due := l.Review.due(l.now())
+	if pub.review != nil {
+		opened, err := l.propose(ctx, pub.commit, pub.review, due)
+		if err != nil {
+			l.Review.dirty()
+			l.log().Error("review: proposals not brought up to date", "err", err)
+			if l.Metrics != nil {
+				l.Metrics.ReviewErrors.WithLabelValues("propose").Inc()
+			}
+		}
+		l.observeReview(pub.review.state)
+		again = opened
+	}
+	if due && l.pollReview(ctx) {
+		again = true
+	}
+	return again
 }

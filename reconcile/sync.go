@@ -115,13 +115,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 
 	if l.Review != nil {
-		// The forge being down holds up only review, never churn: the
-		// cycle goes on with what it last heard.
-		if err := l.poll(ctx); err != nil {
-			l.log().Warn("review: polling the forge failed; using what it said last", "err", err)
-			if l.Metrics != nil {
-				l.Metrics.ReviewErrors.WithLabelValues("poll").Inc()
-			}
+		if l.Review.never() {
+			// A process's first cycle (each run of a CronJob's sync) asks
+			// the forge before it renders; later ones after they apply.
+			l.pollReview(ctx)
+		} else if l.Review.due(l.now()) {
+			// A cycle that polls also rebases the proposals, which needs
+			// a render even when nothing else changed.
+			l.Review.dirty()
 		}
 	}
 
@@ -140,23 +141,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	l.observeReport(pub.report)
-	if pub.review != nil {
-		opened, err := l.propose(ctx, pub.commit, pub.review)
-		if err != nil {
-			l.Review.dirty()
-			l.log().Error("review: proposals not brought up to date", "err", err)
-			if l.Metrics != nil {
-				l.Metrics.ReviewErrors.WithLabelValues("propose").Inc()
-			}
-		}
-		l.observeReview(pub.review.state)
-		// A request just opened has its URL recorded by the next cycle.
-		out.Again = opened
-	}
 
 	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
 	out.Took.Apply = time.Since(applyStart)
+	if l.Review != nil {
+		// After apply: proposals and the forge never delay the data path.
+		out.Again = l.afterApply(ctx, pub)
+	}
 	if out.Successful() {
 		out.SucceededAt = l.now()
 		if l.Metrics != nil {
