@@ -446,8 +446,9 @@ func kindNames(ks []review.Kind) []string {
 // (so it merges cleanly) and pushed when its tree changed, its request
 // opened or updated; a proposal whose change went away is closed and its
 // branch deleted. A proposal that did not change and whose request is open
-// is rebuilt only when rebase is set (every Poll): rebasing it on every
-// churn commit would push once per commit. It reports whether a request was opened, whose
+// is rebuilt only when rebase is set (every Poll, and when the branch's
+// review record changed): rebasing it on every churn commit would push
+// once per commit. It reports whether a request was opened, whose
 // URL the branch's record gets in the next cycle.
 func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, rebase bool) (opened bool, err error) {
 	r := l.Review
@@ -670,7 +671,12 @@ func (l *Loop) pollReview(ctx context.Context) (changed bool) {
 func (l *Loop) afterApply(ctx context.Context, pub *published) (again bool) {
 	due := l.Review.due(l.now())
 	if pub.review != nil {
-		opened, err := l.propose(ctx, pub.commit, pub.review, due)
+		// Every proposal changes status/review.yaml against its base: when
+		// the branch's copy changed too (a request opened, merged, closed),
+		// a proposal left on the old base would conflict at once. Churn
+		// alone touches other lines of other files, which merge cleanly.
+		rebase := due || !sameState(pub.review.prev, pub.review.state)
+		opened, err := l.propose(ctx, pub.commit, pub.review, rebase)
 		if err != nil {
 			l.Review.dirty()
 			l.log().Error("review: proposals not brought up to date", "err", err)
@@ -685,4 +691,10 @@ func (l *Loop) afterApply(ctx context.Context, pub *published) (again bool) {
 		again = true
 	}
 	return again
+}
+
+func sameState(a, b *layout.ReviewState) bool {
+	x, errX := layout.FormatReviewState(a)
+	y, errY := layout.FormatReviewState(b)
+	return errX == nil && errY == nil && bytes.Equal(x, y)
 }
