@@ -2,7 +2,6 @@ package forge
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -73,25 +72,6 @@ func (s scrubber) scrub(msg string) string {
 		}
 	}
 	return v1alpha1.RedactURLs(msg)
-}
-
-// describe names where a secret lives (never its value).
-func describe(s *v1alpha1.CredentialSource) string {
-	switch {
-	case s == nil:
-		return "nowhere"
-	case s.Env != "":
-		return "environment variable " + s.Env
-	case s.Path != "":
-		return "file " + s.Path
-	case s.SecretRef != nil:
-		key := s.SecretRef.Key
-		if key == "" {
-			key = "value"
-		}
-		return fmt.Sprintf("Secret %s/%s key %s", s.SecretRef.Namespace, s.SecretRef.Name, key)
-	}
-	return "an empty credential source"
 }
 
 // errNoRequest is returned when an SDK answers without an error and

@@ -71,10 +71,10 @@ func newGitHub(f v1alpha1.ForgeOptions, repo, token string, sc scrubber, read fu
 		if err != nil {
 			// The parser's message is about the key's format; do not
 			// pass on anything that might quote it.
-			return nil, fmt.Errorf("forge: the githubApp.privateKey from %s is not a PEM RSA private key", describe(app.PrivateKey))
+			return nil, fmt.Errorf("forge: the githubApp.privateKey from %s is not a PEM RSA private key", app.PrivateKey.Describe())
 		}
 		tr.BaseURL = apiBase
-		sc = scrubber{credential: fmt.Sprintf("GitHub App %d installation %d (key from %s)", app.AppID, app.InstallationID, describe(app.PrivateKey))}
+		sc = scrubber{credential: fmt.Sprintf("GitHub App %d installation %d (key from %s)", app.AppID, app.InstallationID, app.PrivateKey.Describe())}
 		opts = append(opts, gitprovider.WithPostChainTransportHook(func(http.RoundTripper) http.RoundTripper { return tr }))
 	} else {
 		opts = append(opts, gitprovider.WithOAuth2Token(token), gitprovider.WithPostChainTransportHook(withTimeout))

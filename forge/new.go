@@ -34,7 +34,7 @@ func New(cs *v1alpha1.ClusterSet, read func(*v1alpha1.CredentialSource) ([]byte,
 			return nil, err
 		}
 		token = strings.TrimSpace(string(b))
-		sc = scrubber{secrets: []string{token}, credential: describe(f.Token)}
+		sc = scrubber{secrets: []string{token}, credential: f.Token.Describe()}
 	}
 	switch f.Provider {
 	case v1alpha1.ForgeGitHub:
@@ -79,10 +79,10 @@ func readSecret(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1al
 	}
 	b, err := read(src)
 	if err != nil {
-		return nil, fmt.Errorf("forge: reading %s from %s: %w", field, describe(src), err)
+		return nil, fmt.Errorf("forge: reading %s from %s: %w", field, src.Describe(), err)
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("forge: %s from %s is empty", field, describe(src))
+		return nil, fmt.Errorf("forge: %s from %s is empty", field, src.Describe())
 	}
 	return b, nil
 }

@@ -81,11 +81,11 @@ func sshAuth(ep *transport.Endpoint, a v1alpha1.GitAuth, read func(*v1alpha1.Cre
 	if err != nil {
 		var pm *ssh.PassphraseMissingError
 		if errors.As(err, &pm) {
-			return nil, fmt.Errorf("git auth: the sshKey from %s is passphrase-protected; use a key without a passphrase", describeSource(a.SSHKey))
+			return nil, fmt.Errorf("git auth: the sshKey from %s is passphrase-protected; use a key without a passphrase", a.SSHKey.Describe())
 		}
 		// Parser errors describe the format, not the key; still, say only
 		// what kind of problem it is.
-		return nil, fmt.Errorf("git auth: the sshKey from %s is not a usable private key", describeSource(a.SSHKey))
+		return nil, fmt.Errorf("git auth: the sshKey from %s is not a usable private key", a.SSHKey.Describe())
 	}
 	hosts, err := readSecret(read, a.KnownHosts, "knownHosts")
 	if err != nil {
@@ -93,7 +93,7 @@ func sshAuth(ep *transport.Endpoint, a v1alpha1.GitAuth, read func(*v1alpha1.Cre
 	}
 	db, err := knownHostsDB(hosts)
 	if err != nil {
-		return nil, fmt.Errorf("git auth: knownHosts from %s: %w", describeSource(a.KnownHosts), err)
+		return nil, fmt.Errorf("git auth: knownHosts from %s: %w", a.KnownHosts.Describe(), err)
 	}
 	port := ep.Port
 	if port == 0 {
@@ -135,29 +135,10 @@ func readSecret(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1al
 	}
 	b, err := read(src)
 	if err != nil {
-		return nil, fmt.Errorf("git auth: reading %s from %s: %w", field, describeSource(src), err)
+		return nil, fmt.Errorf("git auth: reading %s from %s: %w", field, src.Describe(), err)
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("git auth: %s from %s is empty", field, describeSource(src))
+		return nil, fmt.Errorf("git auth: %s from %s is empty", field, src.Describe())
 	}
 	return b, nil
-}
-
-// describeSource names where a secret lives (never its value).
-func describeSource(s *v1alpha1.CredentialSource) string {
-	switch {
-	case s == nil:
-		return "nowhere"
-	case s.Env != "":
-		return "environment variable " + s.Env
-	case s.Path != "":
-		return "file " + s.Path
-	case s.SecretRef != nil:
-		key := s.SecretRef.Key
-		if key == "" {
-			key = "value"
-		}
-		return fmt.Sprintf("Secret %s/%s key %s", s.SecretRef.Namespace, s.SecretRef.Name, key)
-	}
-	return "an empty credential source"
 }

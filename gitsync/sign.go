@@ -183,7 +183,7 @@ func SignerFrom(s *v1alpha1.GitSigning, read func(*v1alpha1.CredentialSource) ([
 		return nil, fmt.Errorf("spec.git.signing.format %q is not ssh or openpgp", s.Format)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("spec.git.signing.key from %s: %w", describeSource(s.Key), err)
+		return nil, fmt.Errorf("spec.git.signing.key from %s: %w", s.Key.Describe(), err)
 	}
 	return signer, nil
 }
@@ -197,10 +197,10 @@ func readCredential(read func(*v1alpha1.CredentialSource) ([]byte, error), src *
 	}
 	b, err := read(src)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s from %s: %w", field, describeSource(src), err)
+		return nil, fmt.Errorf("reading %s from %s: %w", field, src.Describe(), err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, fmt.Errorf("%s from %s is empty", field, describeSource(src))
+		return nil, fmt.Errorf("%s from %s is empty", field, src.Describe())
 	}
 	return b, nil
 }

@@ -176,7 +176,7 @@ func VerifierFrom(c *v1alpha1.GitVerify, signer Signer, read func(*v1alpha1.Cred
 				return nil, rerr
 			}
 			if bytes.Contains(b, []byte("PRIVATE KEY")) {
-				return nil, fmt.Errorf("%s (%s) from %s holds a private key; give the public key only", field, kc.Name, describeSource(kc.Source))
+				return nil, fmt.Errorf("%s (%s) from %s holds a private key; give the public key only", field, kc.Name, kc.Source.Describe())
 			}
 			if bytes.Contains(b, []byte("-----BEGIN PGP PUBLIC KEY BLOCK-----")) {
 				k, err = ParseOpenPGPPublicKey(kc.Name, b)

@@ -45,6 +45,9 @@ type Reviewer struct {
 	// gen counts changes of requests: a render depends on them (URLs,
 	// rejections), so an unchanged render is reused only at the same gen.
 	gen int
+	// approved is the approved world of commit approvedHead.
+	approved     map[string]*snapshot.Snapshot
+	approvedHead plumbing.Hash
 }
 
 // DefaultReviewPoll is how often the forge is asked about open proposals
@@ -183,7 +186,7 @@ type reviewed struct {
 // held change gets its own tree for its proposal branch.
 func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	prev := rs.prev
-	approved, err := parseApproved(prev.Inputs)
+	approved, err := l.approvedAt(rs.head, prev.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +228,23 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	rv.branch = t.files
 	t.review = rv
 	return t, nil
+}
+
+// approvedAt is the approved world of commit head, parsed once per
+// commit like what it says (readCommitted).
+func (l *Loop) approvedAt(head plumbing.Hash, inputs map[string][]byte) (map[string]*snapshot.Snapshot, error) {
+	rv := l.Review
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	if rv.approved != nil && rv.approvedHead == head {
+		return rv.approved, nil
+	}
+	a, err := parseApproved(inputs)
+	if err != nil {
+		return nil, err
+	}
+	rv.approved, rv.approvedHead = a, head
+	return a, nil
 }
 
 // parseApproved reads the branch's inputs/ back: the approved world.

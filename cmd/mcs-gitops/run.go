@@ -32,6 +32,12 @@ and at most one commit lands per spec.sync.minCommitInterval so endpoint
 churn does not make a commit per pod. A full cycle also runs every
 spec.sync.resyncInterval to repair drift.
 
+In review mode (spec.review.enabled, docs/review-mode.md) structural changes
+go to proposal branches and pull or merge requests instead of the branch;
+every spec.review.pollInterval, after a cycle has applied, it asks the forge
+about open proposals and fetches the branch, and a merge found there is
+applied in the next cycle, started at once.
+
 It follows its inputs without a restart: when the config file changes (a
 mounted ConfigMap updated, a member added) or a Secret it reads credentials
 from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token

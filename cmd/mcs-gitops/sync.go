@@ -50,6 +50,14 @@ export reported Valid=False (Unloadable); a rendered object a member refuses
 is left out of that member only, and reported on the export's Ready
 condition.
 
+With spec.review.enabled (review mode, docs/review-mode.md) a change to who
+can reach what (a new export or importer, a conflict, a traffic policy) is
+not committed to the branch: it goes to a branch mcs-gitops/proposals/<name>
+with a pull or merge request on the forge, and is applied once a person
+merges it; endpoint churn still goes straight to the branch. Sync first asks
+the forge about open proposals and fetches the branch, so a run applies
+whatever was merged since the last one, and records a request it opened.
+
 Its "cycle done" log line, the last but for the push's, carries what the
 controller's metrics say: the outcome, the duration, whether the cycle was successful and when
 (last_successful_cycle), and per member the read time, reachability (with

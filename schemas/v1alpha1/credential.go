@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -123,3 +124,23 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// Describe names where a credential lives, for an error message: the
+// variable, file or Secret key, never the value.
+func (s *CredentialSource) Describe() string {
+	switch {
+	case s == nil:
+		return "nowhere"
+	case s.Env != "":
+		return "environment variable " + s.Env
+	case s.Path != "":
+		return "file " + s.Path
+	case s.SecretRef != nil:
+		key := s.SecretRef.Key
+		if key == "" {
+			key = "value"
+		}
+		return fmt.Sprintf("Secret %s/%s key %s", s.SecretRef.Namespace, s.SecretRef.Name, key)
+	}
+	return "an empty credential source"
+}

@@ -400,3 +400,57 @@ func TestReviewOverrideInTheProposal(t *testing.T) {
 	assert.Contains(t, open[0].Body, "cluster-2 imports demo/web", "the export changed: cluster-2's import is proposed again")
 	assert.Empty(t, rw.reviewState().Overrides)
 }
+
+// TestReviewProposalMergesAfterChurn: a proposal is rebuilt on the branch
+// only when the forge is polled, so churn lands on the branch under an
+// open proposal it was not rebased on. Churn of the very service and
+// member the proposal changes (a port added to cluster-1's api while
+// cluster-1's api endpoints move) must still merge cleanly, and the merge
+// must apply both.
+func TestReviewProposalMergesAfterChurn(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+	rw.sync()
+	export(t, c1, "demo", "api", 8080, "10.1.0.10")
+	rw.sync()
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
+	rw.sync()
+	require.True(t, imported(c2, "demo", "api"))
+
+	var svc corev1.Service
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api"}, &svc))
+	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP})
+	require.NoError(t, c1.Client.Update(ctx, &svc))
+	rw.sync()
+	branch := reconcile.ProposalPrefix + "service/demo/api"
+	number := numberOf(t, rw.pulls("open"), branch)
+
+	// From now on the forge is not polled, so nothing rebases the proposal.
+	rw.loop.Review.Poll = time.Hour
+	for i, addr := range []string{"10.1.0.11", "10.1.0.12", "10.1.0.13"} {
+		var sl discoveryv1.EndpointSlice
+		require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api-cluster-1"}, &sl))
+		sl.Endpoints = tenant.Ready("10.1.0.10", addr)
+		require.NoError(t, c1.Client.Update(ctx, &sl))
+		out := rw.sync()
+		require.True(t, out.Committed, "churn %d committed", i)
+	}
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.13"}, importedAddresses(t, c2, "demo", "api"))
+	assert.Len(t, rw.pulls("open"), 1)
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", number) // fails the test if Gitea finds a conflict
+	rw.loop.Review.Poll = 0
+	rw.sync()
+	var si mcsv1alpha1.ServiceImport
+	require.NoError(t, c2.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api"}, &si))
+	var ports []int32
+	for _, p := range si.Spec.Ports {
+		ports = append(ports, p.Port)
+	}
+	assert.ElementsMatch(t, []int32{8080, 9090}, ports, "the merged port is applied")
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.13"}, importedAddresses(t, c2, "demo", "api"), "with the churn")
+}
