@@ -174,8 +174,9 @@ type reviewed struct {
 	state     *layout.ReviewState
 	// prev is what the commit rendered on recorded.
 	prev *layout.ReviewState
-	// trees are each open proposal's rendered tree, by name.
-	trees map[string]*tree
+	// rs is what the render was made from; a proposal's tree is laid out
+	// from it only when the proposal is pushed (proposalTree).
+	rs *resolved
 	// branch is the branch's tree, which each proposal's changes are
 	// listed against.
 	branch map[string][]byte
@@ -212,19 +213,7 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, trees: map[string]*tree{}}
-	for _, p := range plan.Proposals {
-		if p.Rejected {
-			continue
-		}
-		ps := proposalState(state, p)
-		markPending(&p.Output.Report, plan.Proposals, ps)
-		pt, err := l.treeOf(rs, p.World.Snapshots, p.Output, ps)
-		if err != nil {
-			return nil, fmt.Errorf("proposal %s: %w", p.Name, err)
-		}
-		rv.trees[p.Name] = pt
-	}
+	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, rs: rs}
 	rv.branch = t.files
 	t.review = rv
 	return t, nil
@@ -486,7 +475,10 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 			continue
 		}
 		branch := ProposalPrefix + p.Name
-		pt := rv.trees[p.Name]
+		pt, err := l.proposalTree(rv, p)
+		if err != nil {
+			return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
+		}
 		msg := proposalMessage(p)
 		_, changed, err := l.Repo.CommitOn(branch, base, pt.files, layout.Roots, msg)
 		if err != nil {
@@ -537,6 +529,14 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		r.setRequest(old.Name, nil)
 	}
 	return opened, nil
+}
+
+// proposalTree lays out proposal p's render as the tree its branch
+// holds, with its own review record and pending conditions.
+func (l *Loop) proposalTree(rv *reviewed, p *review.Proposal) (*tree, error) {
+	ps := proposalState(rv.state, p)
+	markPending(&p.Output.Report, rv.proposals, ps)
+	return l.treeOf(rv.rs, p.World.Snapshots, p.Output, ps)
 }
 
 func recordDigest(st *layout.ReviewState, name string) string {

@@ -109,8 +109,20 @@ func prepareChurn(b *testing.B, rw *reviewWorld, review bool) {
 	export(b, rw.member("cluster-1"), "demo", "web", 80, "10.1.0.1")
 	rw.sync()
 	if !review {
+		// The floor has an open pull request into the branch too: Gitea
+		// checks every open request's mergeability on each push to its
+		// base, on the cores the loop and the members share, and that is
+		// the forge's cost of having a request open, not review mode's.
+		gitea.Push(b, rw.clone, rw.srv.Token, "main", "someone/else", map[string]string{"NOTES.md": "a person's change\n"})
+		code, body := rw.srv.API(b, rw.srv.Token, http.MethodPost, fmt.Sprintf("repos/%s/fleet/pulls", gitea.AdminName),
+			map[string]any{"head": "someone/else", "base": "main", "title": "a person's change"}, nil)
+		require.Equal(b, http.StatusCreated, code, string(body))
 		return
 	}
+	// Ask the forge on every cycle while setting up, so the merge is seen.
+	poll := rw.loop.Review.Poll
+	rw.loop.Review.Poll = 0
+	defer func() { rw.loop.Review.Poll = poll }()
 	rw.srv.Merge(b, rw.alice.Token, "fleet", rw.openPull(reconcile.ProposalPrefix+"service/demo/web", time.Minute))
 	export(b, rw.member("cluster-3"), "demo", "held", 80, "10.3.0.1")
 	rw.sync()
