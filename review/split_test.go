@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -401,4 +402,39 @@ func TestADeclinedImportStaysOutUntilTheServiceChanges(t *testing.T) {
 	assert.NotContains(t, p.Declined, key, "the service changed: the decline is over")
 	require.Equal(t, []string{"service/shop/cart"}, proposalNames(p))
 	assert.Contains(t, p.Proposals[0].Summary, "cluster-2 imports shop/cart")
+}
+
+func TestATCPPortOnAGatewayIsAGatewayChange(t *testing.T) {
+	cs := clusterSet()
+	for i := range cs.Spec.Members {
+		m := &cs.Spec.Members[i]
+		m.Mode = v1alpha1.ModeGateway
+		m.Gateway = &v1alpha1.Gateway{Host: fmt.Sprintf("192.0.2.%d", i+1), Port: 80, Namespace: "gw", Name: "east-west",
+			TCPPorts: &v1alpha1.PortRange{From: 30000, To: 30009}}
+	}
+	rend := func(w World) (*render.Output, error) {
+		return render.RenderWith(cs, w.Snapshots, render.Options{Held: w.Held})
+	}
+	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
+	base, err := rend(World{Snapshots: approved})
+	require.NoError(t, err)
+	snaps := map[string]*snapshot.Snapshot{}
+	for _, s := range approved {
+		snaps[s.Member] = s
+	}
+	withTCP := []corev1.ServicePort{tenant.HTTP(), tenant.Port("postgres", 5432, 5432)}
+	live := newWorld().export("cluster-1", "cart", 0, withTCP, "10.244.1.5").normalized(t)
+	p, err := Split(Input{Live: live, Approved: snaps, ApprovedImports: importsOf(&base.Report), Review: AllKinds, Render: rend})
+	require.NoError(t, err)
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(p))
+	assert.Equal(t, []Kind{KindExport, KindGateway}, p.Proposals[0].Kinds, "the TCP port takes a listener on cluster-1's gateway")
+	assert.Empty(t, p.BranchOutput.Report.Gateways[0].Allocations, "no listener until the proposal is merged")
+
+	p, err = Split(Input{Live: live, Approved: snaps, ApprovedImports: importsOf(&base.Report), Review: []Kind{KindGateway}, Render: rend})
+	require.NoError(t, err)
+	assert.Len(t, p.Proposals, 1, "reviewing only gateway allocations still holds it")
+	p, err = Split(Input{Live: live, Approved: snaps, ApprovedImports: importsOf(&base.Report), Review: []Kind{KindImport}, Render: rend})
+	require.NoError(t, err)
+	assert.Empty(t, p.Proposals)
+	assert.NotEmpty(t, p.BranchOutput.Report.Gateways[0].Allocations)
 }
