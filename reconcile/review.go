@@ -406,9 +406,9 @@ func setPending(r *render.Report, e review.ExportRef, c render.Condition) {
 		r.Services = append(r.Services, render.ServiceReport{Namespace: e.Namespace, Name: e.Name})
 		slices.SortFunc(r.Services, func(a, b render.ServiceReport) int {
 			if a.Namespace != b.Namespace {
-				return compare(a.Namespace, b.Namespace)
+				return strings.Compare(a.Namespace, b.Namespace)
 			}
-			return compare(a.Name, b.Name)
+			return strings.Compare(a.Name, b.Name)
 		})
 		i = slices.IndexFunc(r.Services, func(s render.ServiceReport) bool { return s.Namespace == e.Namespace && s.Name == e.Name })
 	}
@@ -423,16 +423,6 @@ func setPending(r *render.Report, e review.ExportRef, c render.Condition) {
 		ex.Conditions = []render.Condition{{Type: "Ready", Status: "False", Reason: ConditionPendingReview, Message: c.Message}}
 	}
 	ex.Conditions = append(slices.DeleteFunc(ex.Conditions, func(x render.Condition) bool { return x.Type == c.Type }), c)
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func orUnknown(s string) string {

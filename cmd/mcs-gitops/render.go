@@ -318,17 +318,13 @@ func warnUnsafe(cmd *cobra.Command, c *gitsync.Changes) {
 }
 
 func readAllocations(repo string) (render.Allocations, error) {
-	file := filepath.Join(repo, filepath.FromSlash(layout.GatewaysFile))
-	data, err := nofollow.ReadUnder(repo, layout.GatewaysFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := readStatusFile(repo, layout.GatewaysFile)
+	if data == nil || err != nil {
 		return nil, err
 	}
 	a, err := layout.ReadAllocations(map[string][]byte{layout.GatewaysFile: data})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(repo, filepath.FromSlash(layout.GatewaysFile)), err)
 	}
 	return a, nil
 }
@@ -336,11 +332,8 @@ func readAllocations(repo string) (render.Allocations, error) {
 // readHeldImports reads the imports review mode holds back from
 // status/review.yaml under repo; none when there is no such file.
 func readHeldImports(repo string) (map[render.ImportKey]bool, error) {
-	data, err := nofollow.ReadUnder(repo, layout.ReviewFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := readStatusFile(repo, layout.ReviewFile)
+	if data == nil || err != nil {
 		return nil, err
 	}
 	r, err := layout.ParseReviewState(data)
@@ -348,4 +341,14 @@ func readHeldImports(repo string) (map[render.ImportKey]bool, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(repo, filepath.FromSlash(layout.ReviewFile)), err)
 	}
 	return r.Held(), nil
+}
+
+// readStatusFile reads one file a render keeps from the last one, under
+// repo and without following a link; nil when it does not exist.
+func readStatusFile(repo, name string) ([]byte, error) {
+	data, err := nofollow.ReadUnder(repo, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
 }
