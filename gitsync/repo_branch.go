@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -94,4 +95,76 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 		return r.scrub(fmt.Errorf("deleting %s on %s: %w", name, r.scrubString(r.opts.URL), err))
 	}
 	return nil
+}
+
+// Overlap compares the local branch name, one commit on a parent, with
+// onto: it returns the paths that commit changes which also changed
+// between its parent and onto. None means a forge merges the branch into
+// onto cleanly without rebuilding it there (the two sides touch different
+// files); one or more means the merge may conflict. known is false when
+// the branch is missing or is not one commit on a parent (a person pushed
+// to it): only rebuilding it says what it would be.
+func (r *Repo) Overlap(name string, onto plumbing.Hash) (paths []string, known bool, err error) {
+	ref, err := r.repo.Storer.Reference(plumbing.NewBranchReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("branch %s: %w", name, err)
+	}
+	c, err := object.GetCommit(r.repo.Storer, ref.Hash())
+	if err != nil {
+		return nil, false, fmt.Errorf("branch %s: %w", name, err)
+	}
+	if len(c.ParentHashes) != 1 {
+		return nil, false, nil
+	}
+	parent := c.ParentHashes[0]
+	if parent == onto {
+		return nil, true, nil
+	}
+	ours, err := r.changedPaths(parent, c.Hash)
+	if err != nil {
+		return nil, false, fmt.Errorf("branch %s: %w", name, err)
+	}
+	theirs, err := r.changedPaths(parent, onto)
+	if err != nil {
+		return nil, false, fmt.Errorf("branch %s against %s: %w", name, onto, err)
+	}
+	for p := range ours {
+		if theirs[p] {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths, true, nil
+}
+
+// changedPaths are the paths whose content differs between the trees of
+// commits a and b; subtrees with the same hash are not walked.
+func (r *Repo) changedPaths(a, b plumbing.Hash) (map[string]bool, error) {
+	var trees [2]*object.Tree
+	for i, h := range []plumbing.Hash{a, b} {
+		c, err := object.GetCommit(r.repo.Storer, h)
+		if err != nil {
+			return nil, err
+		}
+		if trees[i], err = c.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	changes, err := object.DiffTree(trees[0], trees[1])
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(changes))
+	for _, ch := range changes {
+		if ch.From.Name != "" {
+			out[ch.From.Name] = true
+		}
+		if ch.To.Name != "" {
+			out[ch.To.Name] = true
+		}
+	}
+	return out, nil
 }

@@ -82,3 +82,64 @@ func TestProposalBranchBesideTheBranch(t *testing.T) {
 	assert.ErrorContains(t, err, "the branch the loop commits to")
 	assert.True(t, strings.HasPrefix(name, "mcs-gitops/"))
 }
+
+// TestOverlapSaysWhenAProposalMergesCleanly checks Overlap against git's
+// own merge: no overlap is a clean merge without rebuilding, an overlap
+// is named by path.
+func TestOverlapSaysWhenAProposalMergesCleanly(t *testing.T) {
+	ctx := context.Background()
+	bare := bareRemote(t)
+	r := open(t, bare)
+	const name = "mcs-gitops/proposals/service/shop/cart"
+	_, known, err := r.Overlap(name, plumbing.ZeroHash)
+	require.NoError(t, err)
+	assert.False(t, known, "no branch yet: only building it tells")
+
+	base, _, err := r.Commit(rendered(), treeRoots, StaticMessage("main"))
+	require.NoError(t, err)
+	proposal := rendered()
+	proposal["clusters/b/new.yaml"] = []byte("kind: ServiceImport\n")
+	proposal["status/web/api.yaml"] = []byte("namespace: web\nname: api\nheld: [b]\n")
+	_, _, err = r.CommitOn(name, base, proposal, treeRoots, "propose cart")
+	require.NoError(t, err)
+	require.NoError(t, r.PushBranch(ctx, name))
+
+	paths, known, err := r.Overlap(name, base)
+	require.NoError(t, err)
+	assert.True(t, known)
+	assert.Empty(t, paths, "the branch has not moved")
+
+	// Churn in another file: git merges the proposal cleanly.
+	churn := rendered()
+	churn["clusters/a/web/api/serviceimport.yaml"] = []byte("kind: ServiceImport\nips: [10.0.0.9]\n")
+	head, _, err := r.Commit(churn, treeRoots, StaticMessage("churn"))
+	require.NoError(t, err)
+	require.NoError(t, r.Push(ctx))
+	paths, known, err = r.Overlap(name, head)
+	require.NoError(t, err)
+	assert.True(t, known)
+	assert.Empty(t, paths)
+	assert.True(t, mergesCleanly(t, bare, head, name), "disjoint files merge")
+
+	// The branch changes a file the proposal changes too.
+	churn["status/web/api.yaml"] = []byte("namespace: web\nname: api\nendpoints: 3\n")
+	head, _, err = r.Commit(churn, treeRoots, StaticMessage("status"))
+	require.NoError(t, err)
+	require.NoError(t, r.Push(ctx))
+	paths, known, err = r.Overlap(name, head)
+	require.NoError(t, err)
+	assert.True(t, known)
+	assert.Equal(t, []string{"deploy/mcs/status/web/api.yaml"}, paths)
+	assert.False(t, mergesCleanly(t, bare, head, name), "this one conflicts")
+}
+
+// mergesCleanly asks git whether branch merges into commit without a
+// conflict.
+func mergesCleanly(t *testing.T, bare string, commit plumbing.Hash, branch string) bool {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", bare, "merge-tree", "--write-tree", commit.String(), "refs/heads/"+branch).CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "CONFLICT") {
+		require.NoError(t, err, string(out))
+	}
+	return err == nil
+}

@@ -441,15 +441,13 @@ func kindNames(ks []review.Kind) []string {
 }
 
 // propose brings every proposal branch and request in line with the
-// commit the branch is now at: each open proposal is rebuilt on top of it
-// (so it merges cleanly) and pushed when its tree changed, its request
-// opened or updated; a proposal whose change went away is closed and its
-// branch deleted. A proposal that did not change and whose request is open
-// is rebuilt only when rebase is set (every Poll, and when the branch's
-// review record changed): rebasing it on every churn commit would push
-// once per commit. It reports whether a request was opened, whose
-// URL the branch's record gets in the next cycle.
-func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, rebase bool) (opened bool, err error) {
+// commit the branch is now at: a new or changed proposal is built on top
+// of it and pushed, its request opened or updated; a proposal whose change
+// went away is closed and its branch deleted. A proposal that did not
+// change and whose request is open is left where it is unless it may no
+// longer merge cleanly (stale): rebuilding it on every churn commit would
+// cost the forge a push per commit.
+func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, recordChanged, due bool) (opened bool, err error) {
 	r := l.Review
 	prev := rv.prev
 	planned := map[string]bool{}
@@ -458,13 +456,11 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		if p.Rejected {
 			continue
 		}
-		if req := r.request(p.Name); !rebase && req != nil && req.State == forge.Open && recordDigest(prev, p.Name) == p.Digest {
-			// Only churn moved the branch: the proposal is rebuilt on it
-			// when the forge is next polled, not on every commit, so that
-			// pushing it never delays the next cycle's apply.
+		branch := ProposalPrefix + p.Name
+		if req := r.request(p.Name); req != nil && req.State == forge.Open && recordDigest(prev, p.Name) == p.Digest &&
+			!l.stale(branch, base, recordChanged, due) {
 			continue
 		}
-		branch := ProposalPrefix + p.Name
 		pt, err := l.proposalTree(rv, p)
 		if err != nil {
 			return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
@@ -519,6 +515,33 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		r.setRequest(old.Name, nil)
 	}
 	return opened, nil
+}
+
+// stale says whether an unchanged open proposal is rebuilt on base. It
+// is when the branch's review record changed (the proposal changes it
+// too, so it would conflict at once); otherwise, when the forge is polled
+// (due), only if the branch has since changed a file the proposal also
+// changes. Churn elsewhere leaves the proposal as it is: the forge merges
+// changes to different files cleanly, so a quiet proposal costs no pushes.
+func (l *Loop) stale(branch string, base plumbing.Hash, recordChanged, due bool) bool {
+	if recordChanged {
+		return true
+	}
+	if !due {
+		return false
+	}
+	paths, known, err := l.Repo.Overlap(branch, base)
+	switch {
+	case err != nil:
+		l.log().Warn("review: cannot compare a proposal with the branch; rebuilding it", "branch", branch, "err", err)
+		return true
+	case !known:
+		return true // not built by this process yet
+	case len(paths) > 0:
+		l.log().Info("review: the branch changed files a proposal changes; rebuilding it on the branch", "branch", branch, "paths", paths)
+		return true
+	}
+	return false
 }
 
 // proposalTree lays out proposal p's render as the tree its branch
@@ -683,10 +706,9 @@ func (l *Loop) afterApply(ctx context.Context, pub *published) (again bool) {
 	if pub.review != nil {
 		// Every proposal changes status/review.yaml against its base: when
 		// the branch's copy changed too (a request opened, merged, closed),
-		// a proposal left on the old base would conflict at once. Churn
-		// alone touches other lines of other files, which merge cleanly.
-		rebase := due || !sameState(pub.review.prev, pub.review.state)
-		opened, err := l.propose(ctx, pub.commit, pub.review, rebase)
+		// a proposal left on the old base would conflict at once, so it is
+		// rebuilt now; other overlaps wait for the poll (stale).
+		opened, err := l.propose(ctx, pub.commit, pub.review, !sameState(pub.review.prev, pub.review.state), due)
 		if err != nil {
 			l.Review.dirty()
 			l.log().Error("review: proposals not brought up to date", "err", err)

@@ -3,8 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +78,7 @@ func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
 	cfg, err := v1alpha1.Parse(rw.config, data)
 	require.NoError(t, err)
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := loopLog(t)
 	repo, err := gitsync.Open(ctx, gitsync.Options{
 		URL: rw.clone, Branch: cfg.Spec.Git.Branch, Workdir: workdir,
 		Auth:   &githttp.BasicAuth{Username: "git", Password: rw.srv.Token},
@@ -149,6 +149,24 @@ func (rw *reviewWorld) reviewState() *layout.ReviewState {
 	st, err := layout.ParseReviewState(b)
 	require.NoError(rw.t, err)
 	return st
+}
+
+// branchCommit is the commit branch is at on Gitea, and its first parent.
+func (rw *reviewWorld) branchCommit(branch string) (commit, parent string) {
+	rw.t.Helper()
+	var commits []struct {
+		SHA     string `json:"sha"`
+		Parents []struct {
+			SHA string `json:"sha"`
+		} `json:"parents"`
+	}
+	code, body := rw.srv.API(rw.t, rw.srv.Token, http.MethodGet,
+		fmt.Sprintf("repos/%s/fleet/commits?sha=%s&limit=1&stat=false", gitea.AdminName, url.QueryEscape(branch)), nil, &commits)
+	require.Equal(rw.t, http.StatusOK, code, string(body))
+	require.NotEmpty(rw.t, commits, "no commit on %s", branch)
+	c := commits[0]
+	require.NotEmpty(rw.t, c.Parents, "commit %s of %s", c.SHA, branch)
+	return c.SHA, c.Parents[0].SHA
 }
 
 // openPull waits until a pull request from branch is open and returns its
@@ -416,10 +434,14 @@ func TestReviewProposalMergesAfterChurn(t *testing.T) {
 	}
 	rw.sync()
 	export(t, c1, "demo", "api", 8080, "10.1.0.10")
+	export(t, c2, "demo", "web", 80, "10.2.0.10")
 	rw.sync()
 	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
+	rw.sync() // both change status/review.yaml: the other is rebuilt on the merge
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web"))
 	rw.sync()
 	require.True(t, imported(c2, "demo", "api"))
+	require.True(t, imported(c1, "demo", "web"))
 
 	var svc corev1.Service
 	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api"}, &svc))
@@ -428,6 +450,30 @@ func TestReviewProposalMergesAfterChurn(t *testing.T) {
 	rw.sync()
 	branch := reconcile.ProposalPrefix + "service/demo/api"
 	number := numberOf(t, rw.pulls("open"), branch)
+
+	// The forge is polled on every cycle now. Churn in files the proposal
+	// does not change (web's, in cluster-2) leaves it where it is: the
+	// forge merges it cleanly as it is, and pushing it again would cost a
+	// push per commit.
+	rw.loop.Review.Poll = 0
+	proposed, _ := rw.branchCommit(branch)
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, c2.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web-cluster-2"}, &sl))
+	sl.Endpoints = tenant.Ready("10.2.0.11")
+	require.NoError(t, c2.Client.Update(ctx, &sl))
+	require.True(t, rw.sync().Committed)
+	again, _ := rw.branchCommit(branch)
+	assert.Equal(t, proposed, again, "churn elsewhere does not rebuild the proposal")
+	// Churn in a file it changes too (api's endpoints are in cluster-1's
+	// inputs, next to the new port) rebuilds it on the branch at the poll.
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api-cluster-1"}, &sl))
+	sl.Endpoints = tenant.Ready("10.1.0.10", "10.1.0.20")
+	require.NoError(t, c1.Client.Update(ctx, &sl))
+	out := rw.sync()
+	require.True(t, out.Committed)
+	again, parent := rw.branchCommit(branch)
+	assert.NotEqual(t, proposed, again, "rebuilt")
+	assert.Equal(t, out.Commit.String(), parent, "on the branch's new commit")
 
 	// From now on the forge is not polled, so nothing rebases the proposal.
 	rw.loop.Review.Poll = time.Hour

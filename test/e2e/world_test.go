@@ -94,7 +94,7 @@ func (w *world) newLoop(workdir string) *reconcile.Loop {
 	cfg, err := v1alpha1.Parse(w.config, data)
 	require.NoError(t, err)
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := loopLog(t)
 	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: w.dir})
 	repo, err := gitsync.Open(ctx, gitsync.Options{
 		URL: w.remote, Branch: cfg.Spec.Git.Branch, Workdir: workdir,
@@ -102,6 +102,16 @@ func (w *world) newLoop(workdir string) *reconcile.Loop {
 	})
 	require.NoError(t, err)
 	return &reconcile.Loop{Config: cfg, ConfigBytes: data, Members: set, Repo: repo, Log: log}
+}
+
+// loopLog is where a loop and its repository log: the test's log, or in
+// a benchmark MCS_BENCH_LOG (nothing when unset), where the repository's
+// commits and pushes are then next to the loop's cycles.
+func loopLog(t testing.TB) *slog.Logger {
+	if b, ok := t.(*testing.B); ok {
+		return benchLog(b)
+	}
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 type testWriter struct{ t testing.TB }
