@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // CommitOn commits files (replacing what parent holds under roots) as the
@@ -52,25 +53,94 @@ func (r *Repo) CommitOn(name string, parent plumbing.Hash, files map[string][]by
 	return hash, true, nil
 }
 
-// PushBranch force-pushes the local branch name to origin: a proposal
-// branch is the loop's alone and is rebuilt on every new commit of
-// Branch.
-func (r *Repo) PushBranch(ctx context.Context, name string) error {
+// ErrBranchTaken is returned (wrapped) by PushBranch when origin's copy
+// of the branch is a commit someone else made: it is not overwritten.
+var ErrBranchTaken = errors.New("someone else pushed to the branch")
+
+// PushBranch force-pushes the local branch name to origin, where review
+// mode's proposal branches are rebuilt by the loop alone, unless origin
+// has there a commit that neither this clone pushed nor owned recognizes
+// as the loop's (a reviewer's edit, or a restarted loop's own commit):
+// that returns ErrBranchTaken and leaves it. The check and the push are
+// one lease: a commit pushed in between makes the push fail, not vanish.
+func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.Commit) bool) error {
 	if !r.remote {
 		return nil
 	}
 	ref := plumbing.NewBranchReferenceName(name)
-	err := r.repo.PushContext(ctx, &git.PushOptions{
+	tracking := plumbing.NewRemoteReferenceName(remoteName, name)
+	theirs, err := r.remoteRef(ctx, ref)
+	if err != nil {
+		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
+	}
+	opts := &git.PushOptions{
 		RemoteName: remoteName,
 		RefSpecs:   []config.RefSpec{config.RefSpec("+" + ref.String() + ":" + ref.String())},
 		Auth:       r.opts.Auth,
 		Force:      true,
-	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+	}
+	if !theirs.IsZero() {
+		if t, err := r.repo.Storer.Reference(tracking); err != nil || t.Hash() != theirs {
+			// Not what this clone last pushed: whose is it?
+			if _, _, err := r.fetchRef(ctx, ref, tracking); err != nil {
+				return err
+			}
+			c, err := object.GetCommit(r.repo.Storer, theirs)
+			if err != nil {
+				return fmt.Errorf("branch %s on %s: %w", name, r.scrubString(r.opts.URL), err)
+			}
+			if !owned(c) {
+				return fmt.Errorf("%s on %s is at %s by %s: %w", name, r.scrubString(r.opts.URL), theirs.String()[:12], c.Author.Name, ErrBranchTaken)
+			}
+		}
+		opts.Force = false
+		opts.ForceWithLease = &git.ForceWithLease{RefName: ref, Hash: theirs}
+	}
+	err = r.repo.PushContext(ctx, opts)
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case isRejected(err):
+		return fmt.Errorf("pushing %s to %s: %w (%s)", name, r.scrubString(r.opts.URL), ErrPushRejected, r.scrubString(err.Error()))
+	default:
 		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
 	}
-	r.opts.Log.Info("git push", "branch", name, "url", r.scrubString(r.opts.URL))
+	local, err := r.repo.Storer.Reference(ref)
+	if err != nil {
+		return fmt.Errorf("branch %s: %w", name, err)
+	}
+	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(tracking, local.Hash())); err != nil {
+		return fmt.Errorf("recording the pushed commit of %s: %w", name, err)
+	}
+	r.opts.Log.Info("git push", "commit", local.Hash().String()[:12], "branch", name, "url", r.scrubString(r.opts.URL))
 	return nil
+}
+
+// remoteRef is the commit origin's branch ref is at, zero when origin
+// has no such branch.
+func (r *Repo) remoteRef(ctx context.Context, ref plumbing.ReferenceName) (plumbing.Hash, error) {
+	remote, err := r.repo.Remote(remoteName)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: r.opts.Auth})
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for _, rf := range refs {
+		if rf.Name() == ref {
+			return rf.Hash(), nil
+		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+// Wrote says whether commit c has this repository's author: the loop's
+// commits do, a person's do not.
+func (r *Repo) Wrote(c *object.Commit) bool {
+	return c.Author.Name == r.opts.Author.Name && c.Author.Email == r.opts.Author.Email
 }
 
 // DeleteBranch deletes the branch name locally and on origin. A branch
@@ -80,8 +150,10 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	if ref == r.branch {
 		return fmt.Errorf("branch %s is the branch the loop commits to", name)
 	}
-	if err := r.repo.Storer.RemoveReference(ref); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return fmt.Errorf("deleting branch %s: %w", name, err)
+	for _, rf := range []plumbing.ReferenceName{ref, plumbing.NewRemoteReferenceName(remoteName, name)} {
+		if err := r.repo.Storer.RemoveReference(rf); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return fmt.Errorf("deleting branch %s: %w", name, err)
+		}
 	}
 	if !r.remote {
 		return nil

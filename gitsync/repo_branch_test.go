@@ -41,7 +41,7 @@ func TestProposalBranchBesideTheBranch(t *testing.T) {
 	h, changed, err := r.CommitOn(name, main, proposal, treeRoots, "propose cart")
 	require.NoError(t, err)
 	require.True(t, changed)
-	require.NoError(t, r.PushBranch(ctx, name))
+	require.NoError(t, r.PushBranch(ctx, name, r.Wrote))
 	assert.Equal(t, h, remoteBranch(t, bare, name))
 
 	head, err := r.Head()
@@ -69,7 +69,7 @@ func TestProposalBranchBesideTheBranch(t *testing.T) {
 	h2, changed, err := r.CommitOn(name, main2, proposal, treeRoots, "propose cart")
 	require.NoError(t, err)
 	require.True(t, changed)
-	require.NoError(t, r.PushBranch(ctx, name))
+	require.NoError(t, r.PushBranch(ctx, name, r.Wrote))
 	assert.Equal(t, h2, remoteBranch(t, bare, name))
 	out, err = exec.Command("git", "--git-dir", bare, "merge-base", "--is-ancestor", main2.String(), h2.String()).CombinedOutput()
 	assert.NoError(t, err, "the rebuilt proposal is a fast-forward of main: %s", out)
@@ -102,7 +102,7 @@ func TestOverlapSaysWhenAProposalMergesCleanly(t *testing.T) {
 	proposal["status/web/api.yaml"] = []byte("namespace: web\nname: api\nheld: [b]\n")
 	_, _, err = r.CommitOn(name, base, proposal, treeRoots, "propose cart")
 	require.NoError(t, err)
-	require.NoError(t, r.PushBranch(ctx, name))
+	require.NoError(t, r.PushBranch(ctx, name, r.Wrote))
 
 	paths, known, err := r.Overlap(name, base)
 	require.NoError(t, err)
@@ -142,4 +142,55 @@ func mergesCleanly(t *testing.T, bare string, commit plumbing.Hash, branch strin
 		require.NoError(t, err, string(out))
 	}
 	return err == nil
+}
+
+// TestPushBranchNeverOverwritesSomeoneElsesCommit: a person's commit on a
+// proposal branch is left as it is; the loop's own commit, even one a
+// clone that restarted does not remember pushing, is rebuilt over.
+func TestPushBranchNeverOverwritesSomeoneElsesCommit(t *testing.T) {
+	ctx := context.Background()
+	bare := bareRemote(t)
+	r := open(t, bare)
+	base, _, err := r.Commit(rendered(), treeRoots, StaticMessage("main"))
+	require.NoError(t, err)
+	require.NoError(t, r.Push(ctx))
+	const name = "mcs-gitops/proposals/service/shop/cart"
+	proposal := rendered()
+	proposal["clusters/b/new.yaml"] = []byte("kind: ServiceImport\n")
+	_, _, err = r.CommitOn(name, base, proposal, treeRoots, "propose cart")
+	require.NoError(t, err)
+	require.NoError(t, r.PushBranch(ctx, name, r.Wrote))
+
+	// A restarted loop (a new clone) rebuilds its own commit.
+	again := open(t, bare)
+	proposal["clusters/c/new.yaml"] = []byte("kind: ServiceImport\n")
+	mine, _, err := again.CommitOn(name, base, proposal, treeRoots, "propose cart to c too")
+	require.NoError(t, err)
+	require.NoError(t, again.PushBranch(ctx, name, again.Wrote))
+	assert.Equal(t, mine, remoteBranch(t, bare, name))
+
+	// A reviewer edits the branch.
+	work := t.TempDir()
+	for _, args := range [][]string{
+		{"clone", "-q", "-b", name, bare, work},
+		{"-C", work, "rm", "-q", "deploy/mcs/clusters/c/new.yaml"},
+		{"-C", work, "-c", "user.name=Alice", "-c", "user.email=alice@example.com", "commit", "-qm", "c does not need cart"},
+		{"-C", work, "push", "-q", "origin", name},
+	} {
+		out, err := exec.Command("git", args...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	edited := remoteBranch(t, bare, name)
+	require.NotEqual(t, mine, edited)
+
+	// Neither clone overwrites it, whether or not it pushed before.
+	for _, c := range []*Repo{again, r} {
+		proposal["clusters/d/new.yaml"] = []byte("kind: ServiceImport\n")
+		_, _, err = c.CommitOn(name, base, proposal, treeRoots, "propose cart to d")
+		require.NoError(t, err)
+		err = c.PushBranch(ctx, name, c.Wrote)
+		require.ErrorIs(t, err, ErrBranchTaken)
+		assert.Contains(t, err.Error(), "by Alice")
+		assert.Equal(t, edited, remoteBranch(t, bare, name), "the reviewer's commit stays")
+	}
 }

@@ -110,7 +110,13 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 // fetch updates origin/Branch and returns its commit; ok is false when
 // the remote is empty or lacks Branch.
 func (r *Repo) fetch(ctx context.Context) (plumbing.Hash, bool, error) {
-	spec := config.RefSpec("+" + r.branch.String() + ":" + r.trackingRef().String())
+	return r.fetchRef(ctx, r.branch, r.trackingRef())
+}
+
+// fetchRef updates tracking from origin's branch and returns its commit;
+// ok is false when origin lacks it.
+func (r *Repo) fetchRef(ctx context.Context, branch, tracking plumbing.ReferenceName) (plumbing.Hash, bool, error) {
+	spec := config.RefSpec("+" + branch.String() + ":" + tracking.String())
 	err := r.repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
 		RefSpecs:   []config.RefSpec{spec},
@@ -123,9 +129,9 @@ func (r *Repo) fetch(ctx context.Context) (plumbing.Hash, bool, error) {
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.As(err, new(git.NoMatchingRefSpecError)):
 		return plumbing.ZeroHash, false, nil
 	default:
-		return plumbing.ZeroHash, false, r.scrub(fmt.Errorf("fetching %s from %s: %w", r.opts.Branch, r.scrubString(r.opts.URL), err))
+		return plumbing.ZeroHash, false, r.scrub(fmt.Errorf("fetching %s from %s: %w", branch.Short(), r.scrubString(r.opts.URL), err))
 	}
-	ref, err := r.repo.Storer.Reference(r.trackingRef())
+	ref, err := r.repo.Storer.Reference(tracking)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, false, nil
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,9 +12,11 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/forge"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/review"
@@ -48,6 +51,28 @@ type Reviewer struct {
 	// approved is the approved world of commit approvedHead.
 	approved     map[string]*snapshot.Snapshot
 	approvedHead plumbing.Hash
+	// taken are the proposals whose branch someone else pushed to: the
+	// loop no longer rebuilds them (gitsync.ErrBranchTaken).
+	taken map[string]bool
+}
+
+func (rv *Reviewer) isTaken(name string) bool {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return rv.taken[name]
+}
+
+func (rv *Reviewer) setTaken(name string, taken bool) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	if rv.taken == nil {
+		rv.taken = map[string]bool{}
+	}
+	if taken {
+		rv.taken[name] = true
+	} else {
+		delete(rv.taken, name)
+	}
 }
 
 // DefaultReviewPoll is how often the forge is asked about open proposals
@@ -457,8 +482,10 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 			continue
 		}
 		branch := ProposalPrefix + p.Name
-		if req := r.request(p.Name); req != nil && req.State == forge.Open && recordDigest(prev, p.Name) == p.Digest &&
-			!l.stale(branch, base, recordChanged, due) {
+		req := r.request(p.Name)
+		if req == nil || req.State != forge.Open {
+			r.setTaken(p.Name, false)
+		} else if r.isTaken(p.Name) || recordDigest(prev, p.Name) == p.Digest && !l.stale(branch, base, recordChanged, due) {
 			continue
 		}
 		pt, err := l.proposalTree(rv, p)
@@ -470,9 +497,22 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		if err != nil {
 			return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 		}
-		req := r.request(p.Name)
 		if changed || req == nil || req.State != forge.Open {
-			if err := l.Repo.PushBranch(ctx, branch); err != nil {
+			owned := l.wroteProposal(p.Name)
+			if req == nil || req.State != forge.Open {
+				// The branch's request is merged or closed (or there is
+				// none): whatever the branch holds is done with.
+				owned = func(*object.Commit) bool { return true }
+			}
+			err := l.Repo.PushBranch(ctx, branch, owned)
+			if errors.Is(err, gitsync.ErrBranchTaken) {
+				// A reviewer's edit is theirs: rebuilding over it would
+				// lose it. What the merge carries is read from the branch.
+				r.setTaken(p.Name, true)
+				l.log().Warn("review: someone pushed to a proposal's branch; mcs-gitops no longer rebuilds it", "proposal", p.Name, "err", err)
+				continue
+			}
+			if err != nil {
 				return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 			}
 		}
@@ -513,6 +553,7 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 			return opened, fmt.Errorf("review: proposal %s: %w", old.Name, err)
 		}
 		r.setRequest(old.Name, nil)
+		r.setTaken(old.Name, false)
 	}
 	return opened, nil
 }
@@ -542,6 +583,15 @@ func (l *Loop) stale(branch string, base plumbing.Hash, recordChanged, due bool)
 		return true
 	}
 	return false
+}
+
+// wroteProposal recognizes the loop's own commits of proposal name (its
+// author and its Proposal trailer, proposalMessage), also those of an
+// earlier process whose pushes this clone does not remember.
+func (l *Loop) wroteProposal(name string) func(*object.Commit) bool {
+	return func(c *object.Commit) bool {
+		return l.Repo.Wrote(c) && strings.Contains(c.Message, "\nProposal: "+name+"\n")
+	}
 }
 
 // proposalTree lays out proposal p's render as the tree its branch

@@ -354,7 +354,7 @@ func numberOf(t *testing.T, pulls []giteaPull, branch string) int {
 
 // removeOnBranch deletes every file under dir (relative to the repository
 // root) on branch and pushes, as a reviewer editing a proposal would.
-func (rw *reviewWorld) removeOnBranch(token, branch, dir string) {
+func (rw *reviewWorld) removeOnBranch(token, branch, dir string) plumbing.Hash {
 	t := rw.t
 	t.Helper()
 	auth := &githttp.BasicAuth{Username: "alice", Password: token}
@@ -366,9 +366,10 @@ func (rw *reviewWorld) removeOnBranch(token, branch, dir string) {
 	require.NoError(t, err)
 	_, err = wt.Remove(dir)
 	require.NoError(t, err)
-	_, err = wt.Commit("cluster-2 does not need web", &git.CommitOptions{Author: &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}})
+	h, err := wt.Commit("cluster-2 does not need web", &git.CommitOptions{Author: &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}})
 	require.NoError(t, err)
 	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth}))
+	return h
 }
 
 // TestReviewOverrideInTheProposal: a reviewer takes one member's import out
@@ -417,6 +418,48 @@ func TestReviewOverrideInTheProposal(t *testing.T) {
 	require.Len(t, open, 1)
 	assert.Contains(t, open[0].Body, "cluster-2 imports demo/web", "the export changed: cluster-2's import is proposed again")
 	assert.Empty(t, rw.reviewState().Overrides)
+}
+
+// TestReviewKeepsAReviewersEdit: once a reviewer pushed to a proposal's
+// branch, the loop never rebuilds it over their commit, even when the
+// change it proposes evolves; churn goes on being applied.
+func TestReviewKeepsAReviewersEdit(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+	rw.sync()
+	export(t, c1, "demo", "api", 8080, "10.1.0.10")
+	export(t, c1, "demo", "web", 80, "10.1.0.20")
+	rw.sync()
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
+	rw.sync()
+	require.True(t, imported(c2, "demo", "api"))
+	branch := reconcile.ProposalPrefix + "service/demo/web"
+	number := numberOf(t, rw.pulls("open"), branch)
+
+	edit := rw.removeOnBranch(rw.alice.Token, branch, "clusters/cluster-2/demo/web")
+	// The change evolves (a port), and api's churn in the same member's
+	// inputs overlaps the proposal: both would rebuild it.
+	var svc corev1.Service
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, &svc))
+	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP})
+	require.NoError(t, c1.Client.Update(ctx, &svc))
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api-cluster-1"}, &sl))
+	sl.Endpoints = tenant.Ready("10.1.0.11")
+	require.NoError(t, c1.Client.Update(ctx, &sl))
+	out := rw.sync()
+	require.True(t, out.Committed)
+	assert.Equal(t, []string{"10.1.0.11"}, importedAddresses(t, c2, "demo", "api"), "churn is applied")
+	head, _ := rw.branchCommit(branch)
+	assert.Equal(t, edit.String(), head, "the reviewer's commit stays")
+	assert.Equal(t, number, numberOf(t, rw.pulls("open"), branch), "the request stays open")
+	rw.sync()
+	head, _ = rw.branchCommit(branch)
+	assert.Equal(t, edit.String(), head)
 }
 
 // TestReviewProposalMergesAfterChurn: a proposal is rebuilt on the branch
