@@ -56,13 +56,19 @@ func newReviewWorld(t testing.TB, kinds string) *reviewWorld {
 // sync is appended under spec.sync, review under spec.review.
 func newGiteaWorld(t testing.TB, review bool, sync, reviewYAML string) *reviewWorld {
 	t.Helper()
+	return newGiteaWorldStacks(t, []envtest.Stack{envtest.DualStack, envtest.DualStack, envtest.DualStack}, review, sync, reviewYAML)
+}
+
+// newGiteaWorldStacks is newGiteaWorld with one member per stack.
+func newGiteaWorldStacks(t testing.TB, stacks []envtest.Stack, review bool, sync, reviewYAML string) *reviewWorld {
+	t.Helper()
 	srv := gitea.Start(t)
 	clone := srv.CreateRepo(t, "fleet")
 	alice := srv.User(t, "alice")
 	srv.Collaborator(t, "fleet", alice.Name)
 	extra := sync + fmt.Sprintf("  review:\n    enabled: %t\n%s    forge:\n      provider: gitea\n      url: %s\n      repository: %s/fleet\n      token:\n        path: forge-token\n",
 		review, reviewYAML, srv.URL, gitea.AdminName)
-	w := newWorld(t, 3, extra)
+	w := newWorldStacks(t, stacks, nil, extra)
 	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "forge-token"), []byte(srv.Token), 0o600))
 	rw := &reviewWorld{world: w, srv: srv, alice: alice, clone: clone}
 	w.loop = rw.newLoop(filepath.Join(t.TempDir(), "clone"))
@@ -418,6 +424,58 @@ func TestReviewOverrideInTheProposal(t *testing.T) {
 	require.Len(t, open, 1)
 	assert.Contains(t, open[0].Body, "cluster-2 imports demo/web", "the export changed: cluster-2's import is proposed again")
 	assert.Empty(t, rw.reviewState().Overrides)
+}
+
+// TestReviewOnAMixedFleet: review mode on a fleet of an IPv4-only, an
+// IPv6-only and a dual-stack member. Each single-stack export waits for
+// its merge, then every member imports it with what it can serve (the
+// other single-stack member the import alone, with no endpoints), and
+// churn of an approved IPv6 export flows while the IPv4 one still waits.
+func TestReviewOnAMixedFleet(t *testing.T) {
+	rw := newGiteaWorldStacks(t, []envtest.Stack{envtest.IPv4Only, envtest.IPv6Only, envtest.DualStack}, true, "", "")
+	rw.loop.Review.Poll = 0 // every cycle asks the forge
+	ctx := context.Background()
+	v4, v6, dual := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
+	}
+	rw.sync()
+	export(t, v4, "demo", "web", 80, "10.1.0.10")
+	api := tenant.Service("demo", "api", tenant.Port("grpc", 9090, 9090))
+	tenant.Create(t, v6.Client, api,
+		tenant.Slice(api, "api-cluster-2", discoveryv1.AddressTypeIPv6, tenant.Ready("fd00:2::10")...),
+		tenant.Export("demo", "api"))
+	rw.sync()
+	for _, name := range []string{"web", "api"} {
+		numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/"+name)
+		for _, m := range rw.members {
+			assert.False(t, imported(m, "demo", name), "%s waits in %s", name, m.Name)
+		}
+	}
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
+	rw.sync()
+	assert.Equal(t, []string{"fd00:2::10"}, importedAddresses(t, dual, "demo", "api"))
+	assert.True(t, imported(v4, "demo", "api"), "the IPv4-only member is told the service exists")
+	assert.Empty(t, importedAddresses(t, v4, "demo", "api"), "and gets none of its IPv6 endpoints")
+	assert.False(t, imported(dual, "demo", "web"), "web still waits")
+
+	// Churn of the approved IPv6 export while web waits.
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, v6.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "api-cluster-2"}, &sl))
+	sl.Endpoints = tenant.Ready("fd00:2::11")
+	require.NoError(t, v6.Client.Update(ctx, &sl))
+	require.True(t, rw.sync().Committed)
+	assert.Equal(t, []string{"fd00:2::11"}, importedAddresses(t, dual, "demo", "api"))
+	assert.Len(t, rw.pulls("open"), 1, "churn opens nothing")
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web"))
+	rw.sync()
+	assert.Equal(t, []string{"10.1.0.10"}, importedAddresses(t, dual, "demo", "web"))
+	assert.True(t, imported(v6, "demo", "web"))
+	assert.Empty(t, importedAddresses(t, v6, "demo", "web"))
+	assert.Empty(t, rw.pulls("open"))
+	assert.Empty(t, rw.reviewState().Proposals)
 }
 
 // TestReviewKeepsAReviewersEdit: once a reviewer pushed to a proposal's
