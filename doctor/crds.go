@@ -41,18 +41,24 @@ func wantServed(cfg *v1alpha1.ClusterSet, cm v1alpha1.Member) []served {
 
 func (o *Options) crds(cs kubernetes.Interface, cm v1alpha1.Member) Check {
 	c := Check{Name: CheckCRDs, Status: OK}
-	var missing, optional, found []string
+	var missing, deleting, optional, found []string
 	for _, w := range wantServed(o.Config, cm) {
-		have := map[string]bool{}
+		verbs := map[string][]string{}
 		if list, err := cs.Discovery().ServerResourcesForGroupVersion(w.groupVersion); err == nil {
 			for _, r := range list.APIResources {
-				have[r.Name] = true
+				verbs[r.Name] = r.Verbs
 			}
 		}
 		for _, r := range w.resources {
 			name := fmt.Sprintf("%s (%s)", r, w.groupVersion)
+			v, served := verbs[r]
 			switch {
-			case have[r]:
+			case served && !slices.Contains(v, "create"):
+				// A CRD being deleted is still listed, without the verbs
+				// that write: its objects are going, and it may stay so
+				// for as long as a finalizer on one of them holds it.
+				deleting = append(deleting, name)
+			case served:
 				found = append(found, name)
 			case w.optional:
 				optional = append(optional, name+": "+w.why)
@@ -62,6 +68,14 @@ func (o *Options) crds(cs kubernetes.Interface, cm v1alpha1.Member) Check {
 		}
 	}
 	switch {
+	case len(deleting) > 0:
+		c.Status = Error
+		c.Message = "being deleted (its CRD is Terminating): " + strings.Join(deleting, ", ")
+		if len(missing) > 0 {
+			c.Message += "; not served: " + strings.Join(missing, ", ")
+		}
+		c.Fix = "a CRD that stays Terminating is held by finalizers on its objects (kubectl get <resource> -A); once it is gone, " +
+			joinFix(cm.Name, "") + " installs it again"
 	case len(missing) > 0:
 		c.Status = Error
 		c.Message = "not served: " + strings.Join(missing, ", ")

@@ -166,6 +166,30 @@ func TestJoinDoctorSync(t *testing.T) {
 	assert.Contains(t, probe.Message, si.Spec.IPs[0])
 }
 
+// TestDoctorSeesACRDStuckTerminating: a ServiceExport with a finalizer
+// nobody removes holds its CRD in Terminating after a delete. Discovery
+// still lists the kind (without the verbs that write), so doctor must not
+// call it served: it names it and where the fix starts.
+func TestDoctorSeesACRDStuckTerminating(t *testing.T) {
+	j := newJoined(t, 1)
+	ctx := context.Background()
+	m := j.members[0]
+	require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "shop"))
+	held := &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart", Finalizers: []string{"example.com/hold"}}}
+	require.NoError(t, m.Client.Create(ctx, held))
+	require.NoError(t, m.Client.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "serviceexports.multicluster.x-k8s.io"}}))
+
+	var crds doctor.Check
+	eventually(t, time.Minute, func() bool {
+		crds = check(j.doctor(t, doctor.Options{Only: []string{m.Name}}), m.Name, doctor.CheckCRDs)
+		return crds.Status != doctor.OK
+	}, "doctor still finds the CRDs served")
+	assert.Equal(t, doctor.Error, crds.Status)
+	assert.Equal(t, "being deleted (its CRD is Terminating): serviceexports (multicluster.x-k8s.io/v1alpha1)", crds.Message)
+	assert.Contains(t, crds.Fix, "finalizers")
+	assert.Contains(t, crds.Fix, "mcs-gitops member join "+m.Name)
+}
+
 // TestDoctorFindsEachFault seeds the faults of a first day, one per
 // member check, and doctor names each with its fix.
 func TestDoctorFindsEachFault(t *testing.T) {

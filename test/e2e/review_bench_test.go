@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
-	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/gitea"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
@@ -74,11 +73,7 @@ func BenchmarkReview(b *testing.B) {
 	}
 	b.Run("merge-to-applied", func(b *testing.B) {
 		rw := newGiteaWorld(b, true, sync, "    pollInterval: 1s\n")
-		ctx := context.Background()
-		for _, m := range rw.members {
-			require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-		}
-		rw.sync() // the members, approved: a first commit holds them
+		rw.start()
 		runLoop(b, rw.world)
 		var lat []time.Duration
 		for b.Loop() {
@@ -107,11 +102,7 @@ func BenchmarkReview(b *testing.B) {
 // review on a second export, demo/held in cluster-3, whose proposal stays
 // open.
 func prepareChurn(b *testing.B, rw *reviewWorld, review bool) {
-	ctx := context.Background()
-	for _, m := range rw.members {
-		require.NoError(b, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-	}
-	rw.sync() // the members, approved: a first commit holds them
+	rw.start()
 	export(b, rw.member("cluster-1"), "demo", "web", 80, "10.1.0.1")
 	rw.sync()
 	if !review {

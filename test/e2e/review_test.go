@@ -157,6 +157,23 @@ func (rw *reviewWorld) reviewState() *layout.ReviewState {
 	return st
 }
 
+// start makes namespace demo in every member and syncs: the members,
+// approved, in a first commit.
+func (rw *reviewWorld) start() {
+	rw.t.Helper()
+	for _, m := range rw.members {
+		require.NoError(rw.t, envtest.EnsureNamespaces(context.Background(), m.Client, "demo"))
+	}
+	rw.sync()
+}
+
+// approve merges the proposal of service demo/name as alice, and syncs.
+func (rw *reviewWorld) approve(name string) {
+	rw.t.Helper()
+	rw.srv.Merge(rw.t, rw.alice.Token, "fleet", numberOf(rw.t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/"+name))
+	rw.sync()
+}
+
 // branchCommit is the commit branch is at on Gitea, and its first parent.
 func (rw *reviewWorld) branchCommit(branch string) (commit, parent string) {
 	rw.t.Helper()
@@ -347,7 +364,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	}
 }
 
-func numberOf(t *testing.T, pulls []giteaPull, branch string) int {
+func numberOf(t testing.TB, pulls []giteaPull, branch string) int {
 	t.Helper()
 	for _, p := range pulls {
 		if p.Head.Ref == branch {
@@ -386,10 +403,7 @@ func TestReviewOverrideInTheProposal(t *testing.T) {
 	rw := newReviewWorld(t, "")
 	ctx := context.Background()
 	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
-	for _, m := range rw.members {
-		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-	}
-	rw.sync()
+	rw.start()
 	export(t, c1, "demo", "web", 80, "10.1.0.10")
 	rw.sync()
 	branch := reconcile.ProposalPrefix + "service/demo/web"
@@ -436,10 +450,7 @@ func TestReviewOnAMixedFleet(t *testing.T) {
 	rw.loop.Review.Poll = 0 // every cycle asks the forge
 	ctx := context.Background()
 	v4, v6, dual := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
-	for _, m := range rw.members {
-		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-	}
-	rw.sync()
+	rw.start()
 	export(t, v4, "demo", "web", 80, "10.1.0.10")
 	api := tenant.Service("demo", "api", tenant.Port("grpc", 9090, 9090))
 	tenant.Create(t, v6.Client, api,
@@ -453,8 +464,7 @@ func TestReviewOnAMixedFleet(t *testing.T) {
 		}
 	}
 
-	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
-	rw.sync()
+	rw.approve("api")
 	assert.Equal(t, []string{"fd00:2::10"}, importedAddresses(t, dual, "demo", "api"))
 	assert.True(t, imported(v4, "demo", "api"), "the IPv4-only member is told the service exists")
 	assert.Empty(t, importedAddresses(t, v4, "demo", "api"), "and gets none of its IPv6 endpoints")
@@ -469,8 +479,7 @@ func TestReviewOnAMixedFleet(t *testing.T) {
 	assert.Equal(t, []string{"fd00:2::11"}, importedAddresses(t, dual, "demo", "api"))
 	assert.Len(t, rw.pulls("open"), 1, "churn opens nothing")
 
-	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web"))
-	rw.sync()
+	rw.approve("web")
 	assert.Equal(t, []string{"10.1.0.10"}, importedAddresses(t, dual, "demo", "web"))
 	assert.True(t, imported(v6, "demo", "web"))
 	assert.Empty(t, importedAddresses(t, v6, "demo", "web"))
@@ -485,15 +494,11 @@ func TestReviewKeepsAReviewersEdit(t *testing.T) {
 	rw := newReviewWorld(t, "")
 	ctx := context.Background()
 	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
-	for _, m := range rw.members {
-		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-	}
-	rw.sync()
+	rw.start()
 	export(t, c1, "demo", "api", 8080, "10.1.0.10")
 	export(t, c1, "demo", "web", 80, "10.1.0.20")
 	rw.sync()
-	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
-	rw.sync()
+	rw.approve("api")
 	require.True(t, imported(c2, "demo", "api"))
 	branch := reconcile.ProposalPrefix + "service/demo/web"
 	number := numberOf(t, rw.pulls("open"), branch)
@@ -530,17 +535,12 @@ func TestReviewProposalMergesAfterChurn(t *testing.T) {
 	rw := newReviewWorld(t, "")
 	ctx := context.Background()
 	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
-	for _, m := range rw.members {
-		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "demo"))
-	}
-	rw.sync()
+	rw.start()
 	export(t, c1, "demo", "api", 8080, "10.1.0.10")
 	export(t, c2, "demo", "web", 80, "10.2.0.10")
 	rw.sync()
-	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/api"))
-	rw.sync() // both change status/review.yaml: the other is rebuilt on the merge
-	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web"))
-	rw.sync()
+	rw.approve("api") // both change status/review.yaml: the other is rebuilt on the merge
+	rw.approve("web")
 	require.True(t, imported(c2, "demo", "api"))
 	require.True(t, imported(c1, "demo", "web"))
 
