@@ -73,16 +73,11 @@ func baseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// readSecret is CredentialSource.Read with the package's error prefix.
 func readSecret(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1alpha1.CredentialSource, field string) ([]byte, error) {
-	if read == nil {
-		return nil, fmt.Errorf("forge: %s is set but no way to read credentials was given", field)
-	}
-	b, err := read(src)
+	b, err := src.Read(read, field)
 	if err != nil {
-		return nil, fmt.Errorf("forge: reading %s from %s: %w", field, src.Describe(), err)
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("forge: %s from %s is empty", field, src.Describe())
+		return nil, fmt.Errorf("forge: %w", err)
 	}
 	return b, nil
 }

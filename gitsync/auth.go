@@ -129,16 +129,11 @@ func knownHostsDB(data []byte) (*knownhosts.HostKeyDB, error) {
 	return db, nil
 }
 
+// readSecret is CredentialSource.Read with this file's error prefix.
 func readSecret(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1alpha1.CredentialSource, field string) ([]byte, error) {
-	if read == nil {
-		return nil, fmt.Errorf("git auth: %s is set but no way to read credentials was given", field)
-	}
-	b, err := read(src)
+	b, err := src.Read(read, field)
 	if err != nil {
-		return nil, fmt.Errorf("git auth: reading %s from %s: %w", field, src.Describe(), err)
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("git auth: %s from %s is empty", field, src.Describe())
+		return nil, fmt.Errorf("git auth: %w", err)
 	}
 	return b, nil
 }

@@ -162,13 +162,13 @@ func SignerFrom(s *v1alpha1.GitSigning, read func(*v1alpha1.CredentialSource) ([
 	if s == nil {
 		return nil, nil
 	}
-	key, err := readCredential(read, s.Key, "spec.git.signing.key")
+	key, err := s.Key.Read(read, "spec.git.signing.key")
 	if err != nil {
 		return nil, err
 	}
 	var pass []byte
 	if s.Passphrase != nil {
-		if pass, err = readCredential(read, s.Passphrase, "spec.git.signing.passphrase"); err != nil {
+		if pass, err = s.Passphrase.Read(read, "spec.git.signing.passphrase"); err != nil {
 			return nil, err
 		}
 		pass = bytes.TrimRight(pass, "\r\n")
@@ -186,21 +186,4 @@ func SignerFrom(s *v1alpha1.GitSigning, read func(*v1alpha1.CredentialSource) ([
 		return nil, fmt.Errorf("spec.git.signing.key from %s: %w", s.Key.Describe(), err)
 	}
 	return signer, nil
-}
-
-func readCredential(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1alpha1.CredentialSource, field string) ([]byte, error) {
-	if src == nil {
-		return nil, fmt.Errorf("%s is not set", field)
-	}
-	if read == nil {
-		return nil, fmt.Errorf("%s is set but no way to read credentials was given", field)
-	}
-	b, err := read(src)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from %s: %w", field, src.Describe(), err)
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, fmt.Errorf("%s from %s is empty", field, src.Describe())
-	}
-	return b, nil
 }

@@ -171,7 +171,7 @@ func VerifierFrom(c *v1alpha1.GitVerify, signer Signer, read func(*v1alpha1.Cred
 		case kc.OpenPGP != "":
 			k, err = ParseOpenPGPPublicKey(kc.Name, []byte(kc.OpenPGP))
 		case kc.Source != nil:
-			b, rerr := readCredential(read, kc.Source, field+".source")
+			b, rerr := kc.Source.Read(read, field+".source")
 			if rerr != nil {
 				return nil, rerr
 			}
