@@ -69,6 +69,7 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 	}
 	ref := plumbing.NewBranchReferenceName(name)
 	tracking := plumbing.NewRemoteReferenceName(remoteName, name)
+	pushed := pushedRef(name)
 	theirs, err := r.remoteRef(ctx, ref)
 	if err != nil {
 		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
@@ -80,8 +81,10 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 		Force:      true,
 	}
 	if !theirs.IsZero() {
-		if t, err := r.repo.Storer.Reference(tracking); err != nil || t.Hash() != theirs {
-			// Not what this clone last pushed: whose is it?
+		if p, err := r.repo.Storer.Reference(pushed); err != nil || p.Hash() != theirs {
+			// Not what this clone last pushed: whose is it? (The fetch
+			// moves the tracking ref, which the lease needs, not pushed:
+			// seeing a reviewer's commit is not having pushed it.)
 			if _, _, err := r.fetchRef(ctx, ref, tracking); err != nil {
 				return err
 			}
@@ -108,11 +111,19 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 	if err != nil {
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
-	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(tracking, local.Hash())); err != nil {
-		return fmt.Errorf("recording the pushed commit of %s: %w", name, err)
+	for _, rf := range []plumbing.ReferenceName{tracking, pushed} {
+		if err := r.repo.Storer.SetReference(plumbing.NewHashReference(rf, local.Hash())); err != nil {
+			return fmt.Errorf("recording the pushed commit of %s: %w", name, err)
+		}
 	}
 	r.opts.Log.Info("git push", "commit", local.Hash().String()[:12], "branch", name, "url", r.scrubString(r.opts.URL))
 	return nil
+}
+
+// pushedRef records, in this clone only, the commit it last pushed to
+// proposal branch name.
+func pushedRef(name string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/mcs-gitops/pushed/" + name)
 }
 
 // remoteRef is the commit origin's branch ref is at, zero when origin
@@ -150,7 +161,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	if ref == r.branch {
 		return fmt.Errorf("branch %s is the branch the loop commits to", name)
 	}
-	for _, rf := range []plumbing.ReferenceName{ref, plumbing.NewRemoteReferenceName(remoteName, name)} {
+	for _, rf := range []plumbing.ReferenceName{ref, plumbing.NewRemoteReferenceName(remoteName, name), pushedRef(name)} {
 		if err := r.repo.Storer.RemoveReference(rf); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 			return fmt.Errorf("deleting branch %s: %w", name, err)
 		}

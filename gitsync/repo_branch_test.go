@@ -183,8 +183,10 @@ func TestPushBranchNeverOverwritesSomeoneElsesCommit(t *testing.T) {
 	edited := remoteBranch(t, bare, name)
 	require.NotEqual(t, mine, edited)
 
-	// Neither clone overwrites it, whether or not it pushed before.
-	for _, c := range []*Repo{again, r} {
+	// Neither clone overwrites it, whether or not it pushed before, and
+	// not on a second try either: having seen the reviewer's commit is not
+	// having pushed it.
+	for _, c := range []*Repo{again, r, again, r} {
 		proposal["clusters/d/new.yaml"] = []byte("kind: ServiceImport\n")
 		_, _, err = c.CommitOn(name, base, proposal, treeRoots, "propose cart to d")
 		require.NoError(t, err)

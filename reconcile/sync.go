@@ -120,8 +120,9 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 			// the forge before it renders; later ones after they apply.
 			l.pollReview(ctx)
 		} else if l.Review.due(l.now()) {
-			// A cycle that polls also rebases the proposals, which needs
-			// a render even when nothing else changed.
+			// A cycle that polls also rebuilds the proposals the branch
+			// has overlapped (stale), which needs a render even when
+			// nothing else changed.
 			l.Review.dirty()
 		}
 	}
