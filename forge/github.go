@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,7 +191,10 @@ func (g *githubClient) Get(ctx context.Context, number int) (*Request, error) {
 // ones first: an issue's labels can only name labels that exist.
 func (g *githubClient) setLabels(ctx context.Context, number int, names []string) ([]*github.Label, error) {
 	for _, n := range names {
-		_, resp, err := g.c.Issues.GetLabel(ctx, g.owner, g.name, n)
+		// go-github puts the name into the path as it is; the loop's
+		// labels hold a slash (review/Export), which would ask for
+		// another path, always 404, and cost a refused create each time.
+		_, resp, err := g.c.Issues.GetLabel(ctx, g.owner, g.name, url.PathEscape(n))
 		if err == nil {
 			continue
 		}
