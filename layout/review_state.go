@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -12,6 +14,13 @@ import (
 
 const reviewHeader = "# Written by mcs-gitops in review mode: the imports held back until their proposal\n" +
 	"# is merged (render --check reads them), the open proposals and the rejected ones.\n"
+
+// ProposalPrefix is where proposal branches live: a proposal named
+// service/demo/web is pushed to mcs-gitops/proposals/service/demo/web.
+const ProposalPrefix = "mcs-gitops/proposals/"
+
+// ProposalBranch is the branch proposal name is pushed to.
+func ProposalBranch(name string) string { return ProposalPrefix + name }
 
 // ReviewState is status/review.yaml: what review mode needs to carry from one
 // commit to the next. The held imports make the commit reproducible from
@@ -115,6 +124,15 @@ func ParseReviewState(data []byte) (*ReviewState, error) {
 		if p.Name == "" || p.Branch == "" {
 			return nil, fmt.Errorf("%s: proposals[%d]: name and branch are required", ReviewFile, i)
 		}
+		// The loop pushes to, deletes, and opens and closes requests for
+		// the branch a record names; a record edited to name any other
+		// branch must not make it do that there.
+		if err := checkProposalName(p.Name); err != nil {
+			return nil, fmt.Errorf("%s: proposals[%d]: %w", ReviewFile, i, err)
+		}
+		if p.Branch != ProposalBranch(p.Name) {
+			return nil, fmt.Errorf("%s: proposals[%d]: branch %q is not proposal %q's branch %q", ReviewFile, i, p.Branch, p.Name, ProposalBranch(p.Name))
+		}
 		if seen[p.Name] {
 			return nil, fmt.Errorf("%s: proposal %q appears twice", ReviewFile, p.Name)
 		}
@@ -126,4 +144,30 @@ func ParseReviewState(data []byte) (*ReviewState, error) {
 		}
 	}
 	return r, nil
+}
+
+// proposalSegments is how many parts each kind of proposal name has:
+// service/<ns>/<name>, import/<member>/<ns>, policy/<member>/<ns>/<name>,
+// member/<member> (review.Plan makes them).
+var proposalSegments = map[string]int{"service": 3, "import": 3, "policy": 4, "member": 2}
+
+// checkProposalName accepts only the names review mode makes. Every part
+// after the kind is a member, namespace or service name, so a DNS-1123
+// label: that also keeps out "..", ".lock" and whatever else a Git ref
+// name may not hold.
+func checkProposalName(name string) error {
+	parts := strings.Split(name, "/")
+	want, ok := proposalSegments[parts[0]]
+	if !ok {
+		return fmt.Errorf("proposal name %q: not service/, import/, policy/ or member/", name)
+	}
+	if len(parts) != want {
+		return fmt.Errorf("proposal name %q: a %s proposal's name has %d parts", name, parts[0], want)
+	}
+	for _, p := range parts[1:] {
+		if msgs := validation.IsDNS1123Label(p); len(msgs) > 0 {
+			return fmt.Errorf("proposal name %q: %q: %s", name, p, strings.Join(msgs, "; "))
+		}
+	}
+	return nil
 }

@@ -24,8 +24,8 @@ import (
 )
 
 // ProposalPrefix is where proposal branches live:
-// mcs-gitops/proposals/<proposal name>.
-const ProposalPrefix = "mcs-gitops/proposals/"
+// mcs-gitops/proposals/<proposal name> (layout.ProposalBranch).
+const ProposalPrefix = layout.ProposalPrefix
 
 // Reviewer is review mode's part of the loop (docs/review-mode.md): the
 // forge, the kinds that wait for approval, and what the forge last said
@@ -173,7 +173,7 @@ func (l *Loop) poll(ctx context.Context) (changed bool, err error) {
 		return false, &RepoError{err}
 	}
 	for _, p := range c.Review.Proposals {
-		req, err := rv.Forge.Find(ctx, p.Branch)
+		req, err := rv.Forge.Find(ctx, layout.ProposalBranch(p.Name))
 		if err != nil {
 			return false, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 		}
@@ -352,7 +352,7 @@ func (l *Loop) reviewState(prev *layout.ReviewState, plan *review.Plan) *layout.
 			st.Rejected = append(st.Rejected, r)
 			continue
 		}
-		rec := layout.ProposalRecord{Name: p.Name, Branch: ProposalPrefix + p.Name, Kinds: kindNames(p.Kinds), Digest: p.Digest, Summary: p.Summary}
+		rec := layout.ProposalRecord{Name: p.Name, Branch: layout.ProposalBranch(p.Name), Kinds: kindNames(p.Kinds), Digest: p.Digest, Summary: p.Summary}
 		switch {
 		case req != nil && req.State == forge.Open:
 			rec.URL, rec.Number = req.URL, req.Number
@@ -415,7 +415,7 @@ func markPending(r *render.Report, proposals []*review.Proposal, st *layout.Revi
 			c.Reason = ReasonProposalRejected
 			c.Message = fmt.Sprintf("%s was closed without merging (%s); it is not proposed again until the export changes", p.Name, orUnknown(urls[p.Name]))
 		case urls[p.Name] == "":
-			c.Message = fmt.Sprintf("waiting for approval: proposal %s is being opened on branch %s", p.Name, ProposalPrefix+p.Name)
+			c.Message = fmt.Sprintf("waiting for approval: proposal %s is being opened on branch %s", p.Name, layout.ProposalBranch(p.Name))
 		default:
 			c.Message = fmt.Sprintf("waiting for approval in %s", urls[p.Name])
 		}
@@ -481,7 +481,7 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		if p.Rejected {
 			continue
 		}
-		branch := ProposalPrefix + p.Name
+		branch := layout.ProposalBranch(p.Name)
 		req := r.request(p.Name)
 		if req == nil || req.State != forge.Open {
 			r.setTaken(p.Name, false)
@@ -549,7 +549,7 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 			}
 			l.log().Info("proposal closed", "proposal", old.Name, "url", req.URL, "why", "change gone")
 		}
-		if err := l.Repo.DeleteBranch(ctx, old.Branch); err != nil {
+		if err := l.Repo.DeleteBranch(ctx, layout.ProposalBranch(old.Name)); err != nil {
 			return opened, fmt.Errorf("review: proposal %s: %w", old.Name, err)
 		}
 		r.setRequest(old.Name, nil)

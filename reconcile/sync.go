@@ -200,7 +200,10 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	rs, err := l.resolve(head, collected)
 	if err != nil {
-		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
+		if rs, err = l.resolveFetched(ctx, head, collected, err); err != nil {
+			return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
+		}
+		head = rs.head
 	}
 	if u := l.lastUnchanged(rs); u != nil {
 		return &published{commit: head, files: u.tree.files, report: u.tree.report}, nil
@@ -243,6 +246,28 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
 	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
+}
+
+// resolveFetched is what publish does when the local head does not load
+// (cause): a person pushed a commit the loop refuses, say an edited
+// status/review.yaml, and a rejected push fetched it. Under run nothing
+// else fetches the branch, so without this the loop would stay on that
+// commit after the branch was mended. It fetches, and resolves again when
+// the branch has moved; otherwise cause stands.
+func (l *Loop) resolveFetched(ctx context.Context, head plumbing.Hash, collected []clusters.Result, cause error) (*resolved, error) {
+	if err := l.Repo.ResetToRemote(ctx); err != nil {
+		return nil, fmt.Errorf("%w (and fetching the branch again: %v)", cause, err)
+	}
+	moved, err := l.Repo.Head()
+	if err != nil {
+		return nil, err
+	}
+	if moved == head {
+		return nil, cause
+	}
+	l.log().Info("the branch's last commit did not load; fetched it again, and it moved",
+		"from", head.String()[:12], "to", moved.String()[:12], "error", cause.Error())
+	return l.resolve(moved, collected)
 }
 
 // unchangedRender is a render that, committed on top of the commit it

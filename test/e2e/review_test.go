@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/util"
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -600,4 +602,84 @@ func TestReviewProposalMergesAfterChurn(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []int32{8080, 9090}, ports, "the merged port is applied")
 	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.13"}, importedAddresses(t, c2, "demo", "api"), "with the churn")
+}
+
+// TestReviewRefusesATamperedRecord: status/review.yaml is read from the
+// branch, which people push to, and the loop deletes the branch and
+// closes the request of a proposal whose change went away. A record
+// edited to name another branch (a release branch) must make the cycle
+// fail and name the file, not delete that branch; once the record is
+// mended the loop goes on where it was.
+func TestReviewRefusesATamperedRecord(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	c1 := rw.member("cluster-1")
+	rw.start()
+	export(t, c1, "demo", "web", 80, "10.1.0.10")
+	rw.sync()
+	proposal := reconcile.ProposalPrefix + "service/demo/web"
+	number := numberOf(t, rw.pulls("open"), proposal)
+
+	release := rw.pushAs(rw.alice.Token, "main", "release", nil) // a branch of the team's
+	good := "branch: " + proposal + "\n"
+	tampered := rw.pushAs(rw.alice.Token, "main", "main", func(record string) string {
+		require.Contains(t, record, good)
+		return strings.Replace(record, good, "branch: release\n", 1)
+	})
+	unexport(t, c1, "demo", "web") // the change goes away: the proposal would be withdrawn
+
+	_, err := rw.loop.Sync(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), layout.ReviewFile)
+	assert.Contains(t, err.Error(), `branch "release" is not proposal "service/demo/web"'s branch`)
+	head, _ := rw.branchCommit("release")
+	assert.Equal(t, release.String(), head, "the release branch is untouched")
+	assert.Equal(t, number, numberOf(t, rw.pulls("open"), proposal), "the request is not closed on a tampered record's word")
+
+	rw.pushAs(rw.alice.Token, "main", "main", func(record string) string {
+		return strings.Replace(record, "branch: release\n", good, 1)
+	})
+	rw.sync()
+	assert.Empty(t, rw.pulls("open"), "mended, the withdrawn proposal is closed")
+	head, _ = rw.branchCommit("release")
+	assert.Equal(t, release.String(), head)
+	assert.NotEqual(t, tampered.String(), rw.remoteMain(), "the loop committed on top")
+}
+
+// pushAs clones branch from Gitea as the token's user, rewrites its
+// status/review.yaml with edit (nil: an empty commit), commits and pushes
+// the result to target, as a person would. It returns the pushed commit.
+func (rw *reviewWorld) pushAs(token, branch, target string, edit func(string) string) plumbing.Hash {
+	t := rw.t
+	t.Helper()
+	auth := &githttp.BasicAuth{Username: "alice", Password: token}
+	fs := memfs.New()
+	repo, err := git.Clone(memory.NewStorage(), fs, &git.CloneOptions{
+		URL: rw.clone, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
+	})
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	if edit != nil {
+		b, err := util.ReadFile(fs, layout.ReviewFile)
+		require.NoError(t, err)
+		require.NoError(t, util.WriteFile(fs, layout.ReviewFile, []byte(edit(string(b))), 0o644))
+		_, err = wt.Add(layout.ReviewFile)
+		require.NoError(t, err)
+	}
+	h, err := wt.Commit("a person's commit", &git.CommitOptions{
+		AllowEmptyCommits: true,
+		Author:            &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()},
+	})
+	require.NoError(t, err)
+	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{
+		config.RefSpec("refs/heads/" + branch + ":refs/heads/" + target),
+	}}))
+	return h
+}
+
+// remoteMain is the commit main is at on Gitea.
+func (rw *reviewWorld) remoteMain() string {
+	rw.t.Helper()
+	c, _ := rw.branchCommit("main")
+	return c
 }
