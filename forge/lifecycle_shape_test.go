@@ -13,8 +13,6 @@ import (
 	"github.com/google/go-github/v87/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // The life of a proposal (open, update, close) on GitHub and GitLab, as
@@ -179,13 +177,7 @@ func TestGitLabProposalLifecycleRequests(t *testing.T) {
 		"GET " + base + "/4":        {body: `{"iid": 4, "state": "merged", "merge_commit_sha": "", "squash_commit_sha": "s"}`},
 		"GET " + base + "/5":        {status: http.StatusNotFound, body: `{"message": "404 Not found"}`},
 	})
-	cs := &v1alpha1.ClusterSet{}
-	cs.Spec.Git.URL = "https://gitlab.corp.example/g/r.git"
-	cs.Spec.Review = v1alpha1.ReviewOptions{Enabled: true, Forge: v1alpha1.ForgeOptions{
-		Provider: v1alpha1.ForgeGitLab, URL: srv.URL, Token: &v1alpha1.CredentialSource{Env: "T"},
-	}}
-	g, err := New(cs, func(*v1alpha1.CredentialSource) ([]byte, error) { return []byte(token), nil })
-	require.NoError(t, err)
+	g := gitlabAt(t, srv.URL, "https://gitlab.corp.example/g/r.git", token)
 	ctx := context.Background()
 	change := Change{Branch: "mcs-gitops/proposals/service/demo/web", Base: "main", Title: "t", Body: "b", Labels: []string{"mcs-gitops", "review/Export"}}
 

@@ -56,13 +56,7 @@ func TestGitLabFindRequest(t *testing.T) {
   "sha": "h", "merge_commit_sha": "m", "target_branch": "main"}]`)
 	}))
 	defer srv.Close()
-	cs := &v1alpha1.ClusterSet{}
-	cs.Spec.Git.URL = "https://gitlab.corp.example/g/sub/r.git"
-	cs.Spec.Review = v1alpha1.ReviewOptions{Enabled: true, Forge: v1alpha1.ForgeOptions{
-		Provider: v1alpha1.ForgeGitLab, URL: srv.URL, Token: &v1alpha1.CredentialSource{Env: "T"},
-	}}
-	c, err := New(cs, func(*v1alpha1.CredentialSource) ([]byte, error) { return []byte(token), nil })
-	require.NoError(t, err)
+	c := gitlabAt(t, srv.URL, "https://gitlab.corp.example/g/sub/r.git", token)
 	r, err := c.Find(context.Background(), "mcs-gitops/proposals/x")
 	require.NoError(t, err)
 	require.NotNil(t, r)
@@ -71,4 +65,18 @@ func TestGitLabFindRequest(t *testing.T) {
 	assert.Equal(t, "m", r.MergeCommitSHA)
 	assert.Equal(t, token, sent, "a token goes as PRIVATE-TOKEN")
 	assert.Equal(t, "order_by=created_at&per_page=20&sort=desc&source_branch=mcs-gitops%2Fproposals%2Fx&state=all", query)
+}
+
+// gitlabAt is the GitLab client New makes for a repository at gitURL,
+// with the API at serverURL and token as its credential.
+func gitlabAt(t *testing.T, serverURL, gitURL, token string) Client {
+	t.Helper()
+	cs := &v1alpha1.ClusterSet{}
+	cs.Spec.Git.URL = gitURL
+	cs.Spec.Review = v1alpha1.ReviewOptions{Enabled: true, Forge: v1alpha1.ForgeOptions{
+		Provider: v1alpha1.ForgeGitLab, URL: serverURL, Token: &v1alpha1.CredentialSource{Env: "T"},
+	}}
+	c, err := New(cs, func(*v1alpha1.CredentialSource) ([]byte, error) { return []byte(token), nil })
+	require.NoError(t, err)
+	return c
 }

@@ -23,10 +23,6 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
-// ProposalPrefix is where proposal branches live:
-// mcs-gitops/proposals/<proposal name> (layout.ProposalBranch).
-const ProposalPrefix = layout.ProposalPrefix
-
 // Reviewer is review mode's part of the loop (docs/review-mode.md): the
 // forge, the kinds that wait for approval, and what the forge last said
 // of each proposal. Loop.Review is nil when review mode is off.

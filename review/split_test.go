@@ -14,6 +14,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
@@ -140,9 +141,16 @@ func service(t *testing.T, out *render.Output, name string) render.ServiceReport
 	return render.ServiceReport{}
 }
 
-func proposalNames(p *Plan) []string {
+// proposalNames are the names of p's proposals. Each must be one the
+// loop can record on the branch and read back: layout checks the shape of
+// every recorded name, and a name it refused would stop every cycle.
+func proposalNames(t *testing.T, p *Plan) []string {
+	t.Helper()
 	var out []string
 	for _, x := range p.Proposals {
+		record := fmt.Sprintf("proposals:\n- name: %s\n  branch: %s\n", x.Name, layout.ProposalBranch(x.Name))
+		_, err := layout.ParseReviewState([]byte(record))
+		require.NoError(t, err, "the loop could not read back its record of %s", x.Name)
 		out = append(out, x.Name)
 	}
 	return out
@@ -189,7 +197,7 @@ func TestANewExportWaitsWithItsImports(t *testing.T) {
 	approved := newWorld().normalized(t)
 	live := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, r.plan))
 	p := r.plan.Proposals[0]
 	assert.Equal(t, []Kind{KindExport, KindImport}, p.Kinds)
 	assert.Equal(t, []ExportRef{{Member: "cluster-1", Namespace: "shop", Name: "cart", New: true}}, p.Exports)
@@ -210,7 +218,7 @@ func TestOnlyTheConfiguredKindsWait(t *testing.T) {
 		export("cluster-3", "cart", 5, []corev1.ServicePort{tenant.Port("http", 81, 8080)}, "10.244.3.5").normalized(t)
 
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, r.plan))
 	assert.Equal(t, []Kind{KindExport, KindConflict}, r.plan.Proposals[0].Kinds, "everyone already imports cart: no Import")
 
 	r = split(t, approved, live, []Kind{KindConflict}, nil)
@@ -230,7 +238,7 @@ func TestChurnFlowsWhileAChangeWaits(t *testing.T) {
 		export("cluster-1", "cart", 0, http, "10.244.1.8", "10.244.1.9").
 		export("cluster-3", "cart", 5, http, "10.244.3.5").normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, r.plan))
 	assert.Equal(t, []Kind{KindExport}, r.plan.Proposals[0].Kinds)
 	assert.Equal(t, []string{"10.244.1.8", "10.244.1.9"}, readyEndpoints(r.plan.BranchOutput, "cluster-2", "cart"),
 		"cluster-1's new endpoints reach the branch; cluster-3's wait")
@@ -241,7 +249,7 @@ func TestAWithdrawalWaitsWithTheLastApprovedEndpoints(t *testing.T) {
 	approved := newWorld().export("cluster-1", "cart", 0, http, "10.244.1.5").normalized(t)
 	live := newWorld().normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, r.plan))
 	p := r.plan.Proposals[0]
 	assert.Equal(t, []Kind{KindWithdrawal}, p.Kinds)
 	assert.Equal(t, members, service(t, r.plan.BranchOutput, "cart").ImportedBy)
@@ -261,7 +269,7 @@ func TestANewNamespaceImportsThroughItsOwnProposal(t *testing.T) {
 	liveWorld["cluster-2"].Namespaces = append(liveWorld["cluster-2"].Namespaces, *tenant.Namespace("other"))
 	live := liveWorld.normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"import/cluster-2/shop"}, proposalNames(r.plan))
+	require.Equal(t, []string{"import/cluster-2/shop"}, proposalNames(t, r.plan))
 	assert.Equal(t, []Kind{KindImport}, r.plan.Proposals[0].Kinds)
 	assert.True(t, r.plan.Branch.Held[render.ImportKey{Member: "cluster-2", Namespace: "shop", Name: "cart"}])
 	cart := service(t, r.plan.BranchOutput, "cart")
@@ -285,7 +293,7 @@ func TestANewMemberIsOneProposal(t *testing.T) {
 			return render.RenderWith(clusterSet(), w.Snapshots, render.Options{Held: w.Held})
 		}})
 	require.NoError(t, err)
-	require.Equal(t, []string{"member/cluster-3"}, proposalNames(p))
+	require.Equal(t, []string{"member/cluster-3"}, proposalNames(t, p))
 	assert.Equal(t, []Kind{KindMember, KindExport, KindImport}, p.Proposals[0].Kinds)
 	assert.Equal(t, []string{"cluster-1", "cluster-2"}, service(t, p.BranchOutput, "cart").ImportedBy)
 	assert.Empty(t, service(t, p.BranchOutput, "shoes").ImportedBy)
@@ -320,7 +328,7 @@ func TestAPolicyIsItsOwnProposal(t *testing.T) {
 	approved := base().normalized(t)
 	live := base().policy("cluster-2", "cart", v1alpha1.FailOver, "cluster-3").normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"policy/cluster-2/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"policy/cluster-2/shop/cart"}, proposalNames(t, r.plan))
 	p := r.plan.Proposals[0]
 	assert.Equal(t, []Kind{KindPolicy}, p.Kinds)
 	assert.Contains(t, p.Summary, "cluster-2 creates GlobalTrafficPolicy shop/cart")
@@ -334,8 +342,8 @@ func TestSplitIsDeterministic(t *testing.T) {
 		policy("cluster-3", "cart", v1alpha1.FailOver, "cluster-1").normalized(t)
 	a := split(t, approved, live, AllKinds, nil).plan
 	b := split(t, approved, live, AllKinds, nil).plan
-	require.Equal(t, proposalNames(a), proposalNames(b))
-	assert.Equal(t, []string{"policy/cluster-3/shop/cart", "service/shop/cart", "service/shop/shoes"}, proposalNames(a))
+	require.Equal(t, proposalNames(t, a), proposalNames(t, b))
+	assert.Equal(t, []string{"policy/cluster-3/shop/cart", "service/shop/cart", "service/shop/shoes"}, proposalNames(t, a))
 	for i := range a.Proposals {
 		assert.Equal(t, a.Proposals[i].Digest, b.Proposals[i].Digest)
 		assert.Equal(t, a.Proposals[i].Summary, b.Proposals[i].Summary)
@@ -348,7 +356,7 @@ func TestAHeldChangeKeepsTheApprovedShapeWithLiveEndpoints(t *testing.T) {
 	grpc := []corev1.ServicePort{tenant.HTTP(), tenant.Port("grpc", 9090, 9090)}
 	live := newWorld().export("cluster-1", "cart", 0, grpc, "10.244.1.8").normalized(t)
 	r := split(t, approved, live, AllKinds, nil)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(r.plan))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, r.plan))
 	p := r.plan.Proposals[0]
 	assert.Equal(t, []Kind{KindExport}, p.Kinds)
 	assert.Equal(t, []ExportRef{{Member: "cluster-1", Namespace: "shop", Name: "cart"}}, p.Exports)
@@ -400,7 +408,7 @@ func TestADeclinedImportStaysOutUntilTheServiceChanges(t *testing.T) {
 	changed := newWorld().export("cluster-1", "cart", 0, grpc, "10.244.1.9").normalized(t)
 	p = run(changed)
 	assert.NotContains(t, p.Declined, key, "the service changed: the decline is over")
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(p))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, p))
 	assert.Contains(t, p.Proposals[0].Summary, "cluster-2 imports shop/cart")
 }
 
@@ -426,7 +434,7 @@ func TestATCPPortOnAGatewayIsAGatewayChange(t *testing.T) {
 	live := newWorld().export("cluster-1", "cart", 0, withTCP, "10.244.1.5").normalized(t)
 	p, err := Split(Input{Live: live, Approved: snaps, ApprovedImports: importsOf(&base.Report), Review: AllKinds, Render: rend})
 	require.NoError(t, err)
-	require.Equal(t, []string{"service/shop/cart"}, proposalNames(p))
+	require.Equal(t, []string{"service/shop/cart"}, proposalNames(t, p))
 	assert.Equal(t, []Kind{KindExport, KindGateway}, p.Proposals[0].Kinds, "the TCP port takes a listener on cluster-1's gateway")
 	assert.Empty(t, p.BranchOutput.Report.Gateways[0].Allocations, "no listener until the proposal is merged")
 

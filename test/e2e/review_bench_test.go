@@ -15,7 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/test/gitea"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
@@ -81,7 +81,7 @@ func BenchmarkReview(b *testing.B) {
 			for i := range max(n/2, 1) {
 				name := fmt.Sprintf("svc-%d-%d", i, time.Now().UnixNano()%1e6)
 				export(b, rw.member("cluster-1"), "demo", name, 80, "10.1.1.1")
-				number := rw.openPull(reconcile.ProposalPrefix+"service/demo/"+name, time.Minute)
+				number := rw.openPull(layout.ProposalBranch("service/demo/"+name), time.Minute)
 				start := rw.mergeTimed(b, number)
 				eventually(b, time.Minute, func() bool {
 					for _, m := range rw.members {
@@ -120,12 +120,12 @@ func prepareChurn(b *testing.B, rw *reviewWorld, review bool) {
 	poll := rw.loop.Review.Poll
 	rw.loop.Review.Poll = 0
 	defer func() { rw.loop.Review.Poll = poll }()
-	rw.srv.Merge(b, rw.alice.Token, "fleet", rw.openPull(reconcile.ProposalPrefix+"service/demo/web", time.Minute))
+	rw.srv.Merge(b, rw.alice.Token, "fleet", rw.openPull(layout.ProposalBranch("service/demo/web"), time.Minute))
 	export(b, rw.member("cluster-3"), "demo", "held", 80, "10.3.0.1")
 	rw.sync()
 	rw.sync()
 	require.True(b, imported(rw.member("cluster-2"), "demo", "web"), "web approved")
-	rw.openPull(reconcile.ProposalPrefix+"service/demo/held", time.Minute)
+	rw.openPull(layout.ProposalBranch("service/demo/held"), time.Minute)
 }
 
 // churnLatencies moves web's endpoint in cluster-1 n times and returns,

@@ -172,7 +172,7 @@ func (rw *reviewWorld) start() {
 // approve merges the proposal of service demo/name as alice, and syncs.
 func (rw *reviewWorld) approve(name string) {
 	rw.t.Helper()
-	rw.srv.Merge(rw.t, rw.alice.Token, "fleet", numberOf(rw.t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/"+name))
+	rw.srv.Merge(rw.t, rw.alice.Token, "fleet", numberOf(rw.t, rw.pulls("open"), layout.ProposalBranch("service/demo/"+name)))
 	rw.sync()
 }
 
@@ -266,7 +266,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	open := rw.pulls("open")
 	require.Len(t, open, 1)
 	pr := open[0]
-	assert.Equal(t, reconcile.ProposalPrefix+"service/demo/web", pr.Head.Ref)
+	assert.Equal(t, layout.ProposalBranch("service/demo/web"), pr.Head.Ref)
 	assert.Contains(t, pr.Title, "cluster-1 exports demo/web")
 	assert.Contains(t, pr.Body, "cluster-2 imports demo/web")
 	assert.Contains(t, pr.Body, "- `cluster-2`:\n  - `+ demo/web/derived-service.yaml`\n", "the rendered change per member")
@@ -307,7 +307,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	apiPR := rw.pulls("open")
 	require.Len(t, apiPR, 2)
 	// Approve api first so there is something for churn to move.
-	apiNumber := numberOf(t, apiPR, reconcile.ProposalPrefix+"service/demo/api")
+	apiNumber := numberOf(t, apiPR, layout.ProposalBranch("service/demo/api"))
 	rw.srv.Merge(t, rw.alice.Token, "fleet", apiNumber)
 	rw.sync()
 	for _, m := range rw.members {
@@ -322,7 +322,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	assert.ElementsMatch(t, []string{"10.3.0.10", "10.3.0.11"}, importedAddresses(t, c2, "demo", "api"))
 
 	t.Log("merging web's proposal applies it everywhere")
-	webNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/web")
+	webNumber := numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/web"))
 	rw.srv.Merge(t, rw.alice.Token, "fleet", webNumber)
 	rw.sync()
 	for _, m := range rw.members {
@@ -336,7 +336,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	t.Log("a closed request is a rejection: recorded, held, not proposed again")
 	export(t, c2, "demo", "db", 5432, "10.2.0.10")
 	rw.sync()
-	dbNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/db")
+	dbNumber := numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/db"))
 	rw.srv.ClosePull(t, rw.alice.Token, "fleet", dbNumber)
 	rw.sync()
 	rw.sync()
@@ -353,7 +353,7 @@ func TestReviewModeWithGitea(t *testing.T) {
 	t.Log("a change that goes away closes its request")
 	export(t, c1, "demo", "tmp", 80, "10.1.0.99")
 	rw.sync()
-	tmpNumber := numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/tmp")
+	tmpNumber := numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/tmp"))
 	unexport(t, c1, "demo", "tmp")
 	rw.sync()
 	var closed giteaPull
@@ -380,6 +380,28 @@ func numberOf(t testing.TB, pulls []giteaPull, branch string) int {
 // removeOnBranch deletes every file under dir (relative to the repository
 // root) on branch and pushes, as a reviewer editing a proposal would.
 func (rw *reviewWorld) removeOnBranch(token, branch, dir string) plumbing.Hash {
+	return rw.pushAs(token, branch, branch, "cluster-2 does not need web", func(wt *git.Worktree) {
+		_, err := wt.Remove(dir)
+		require.NoError(rw.t, err)
+	})
+}
+
+// editReview pushes to main a commit that rewrites status/review.yaml with
+// edit, as a person with write access could.
+func (rw *reviewWorld) editReview(token string, edit func(string) string) plumbing.Hash {
+	return rw.pushAs(token, "main", "main", "edit the review record", func(wt *git.Worktree) {
+		b, err := util.ReadFile(wt.Filesystem, layout.ReviewFile)
+		require.NoError(rw.t, err)
+		require.NoError(rw.t, util.WriteFile(wt.Filesystem, layout.ReviewFile, []byte(edit(string(b))), 0o644))
+		_, err = wt.Add(layout.ReviewFile)
+		require.NoError(rw.t, err)
+	})
+}
+
+// pushAs clones branch from Gitea as the token's user, lets change edit
+// the worktree (nil: an empty commit), commits with message and pushes
+// the result to target. It returns the pushed commit.
+func (rw *reviewWorld) pushAs(token, branch, target, message string, change func(*git.Worktree)) plumbing.Hash {
 	t := rw.t
 	t.Helper()
 	auth := &githttp.BasicAuth{Username: "alice", Password: token}
@@ -389,11 +411,17 @@ func (rw *reviewWorld) removeOnBranch(token, branch, dir string) plumbing.Hash {
 	require.NoError(t, err)
 	wt, err := repo.Worktree()
 	require.NoError(t, err)
-	_, err = wt.Remove(dir)
+	if change != nil {
+		change(wt)
+	}
+	h, err := wt.Commit(message, &git.CommitOptions{
+		AllowEmptyCommits: true,
+		Author:            &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()},
+	})
 	require.NoError(t, err)
-	h, err := wt.Commit("cluster-2 does not need web", &git.CommitOptions{Author: &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}})
-	require.NoError(t, err)
-	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth}))
+	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{
+		config.RefSpec("refs/heads/" + branch + ":refs/heads/" + target),
+	}}))
 	return h
 }
 
@@ -408,7 +436,7 @@ func TestReviewOverrideInTheProposal(t *testing.T) {
 	rw.start()
 	export(t, c1, "demo", "web", 80, "10.1.0.10")
 	rw.sync()
-	branch := reconcile.ProposalPrefix + "service/demo/web"
+	branch := layout.ProposalBranch("service/demo/web")
 	number := numberOf(t, rw.pulls("open"), branch)
 
 	rw.removeOnBranch(rw.alice.Token, branch, "clusters/cluster-2/demo/web")
@@ -460,7 +488,7 @@ func TestReviewOnAMixedFleet(t *testing.T) {
 		tenant.Export("demo", "api"))
 	rw.sync()
 	for _, name := range []string{"web", "api"} {
-		numberOf(t, rw.pulls("open"), reconcile.ProposalPrefix+"service/demo/"+name)
+		numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/"+name))
 		for _, m := range rw.members {
 			assert.False(t, imported(m, "demo", name), "%s waits in %s", name, m.Name)
 		}
@@ -502,7 +530,7 @@ func TestReviewKeepsAReviewersEdit(t *testing.T) {
 	rw.sync()
 	rw.approve("api")
 	require.True(t, imported(c2, "demo", "api"))
-	branch := reconcile.ProposalPrefix + "service/demo/web"
+	branch := layout.ProposalBranch("service/demo/web")
 	number := numberOf(t, rw.pulls("open"), branch)
 
 	edit := rw.removeOnBranch(rw.alice.Token, branch, "clusters/cluster-2/demo/web")
@@ -551,7 +579,7 @@ func TestReviewProposalMergesAfterChurn(t *testing.T) {
 	svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP})
 	require.NoError(t, c1.Client.Update(ctx, &svc))
 	rw.sync()
-	branch := reconcile.ProposalPrefix + "service/demo/api"
+	branch := layout.ProposalBranch("service/demo/api")
 	number := numberOf(t, rw.pulls("open"), branch)
 
 	// The forge is polled on every cycle now. Churn in files the proposal
@@ -616,12 +644,12 @@ func TestReviewRefusesATamperedRecord(t *testing.T) {
 	rw.start()
 	export(t, c1, "demo", "web", 80, "10.1.0.10")
 	rw.sync()
-	proposal := reconcile.ProposalPrefix + "service/demo/web"
+	proposal := layout.ProposalBranch("service/demo/web")
 	number := numberOf(t, rw.pulls("open"), proposal)
 
-	release := rw.pushAs(rw.alice.Token, "main", "release", nil) // a branch of the team's
+	release := rw.pushAs(rw.alice.Token, "main", "release", "a release", nil) // a branch of the team's
 	good := "branch: " + proposal + "\n"
-	tampered := rw.pushAs(rw.alice.Token, "main", "main", func(record string) string {
+	tampered := rw.editReview(rw.alice.Token, func(record string) string {
 		require.Contains(t, record, good)
 		return strings.Replace(record, good, "branch: release\n", 1)
 	})
@@ -635,7 +663,7 @@ func TestReviewRefusesATamperedRecord(t *testing.T) {
 	assert.Equal(t, release.String(), head, "the release branch is untouched")
 	assert.Equal(t, number, numberOf(t, rw.pulls("open"), proposal), "the request is not closed on a tampered record's word")
 
-	rw.pushAs(rw.alice.Token, "main", "main", func(record string) string {
+	rw.editReview(rw.alice.Token, func(record string) string {
 		return strings.Replace(record, "branch: release\n", good, 1)
 	})
 	rw.sync()
@@ -643,38 +671,6 @@ func TestReviewRefusesATamperedRecord(t *testing.T) {
 	head, _ = rw.branchCommit("release")
 	assert.Equal(t, release.String(), head)
 	assert.NotEqual(t, tampered.String(), rw.remoteMain(), "the loop committed on top")
-}
-
-// pushAs clones branch from Gitea as the token's user, rewrites its
-// status/review.yaml with edit (nil: an empty commit), commits and pushes
-// the result to target, as a person would. It returns the pushed commit.
-func (rw *reviewWorld) pushAs(token, branch, target string, edit func(string) string) plumbing.Hash {
-	t := rw.t
-	t.Helper()
-	auth := &githttp.BasicAuth{Username: "alice", Password: token}
-	fs := memfs.New()
-	repo, err := git.Clone(memory.NewStorage(), fs, &git.CloneOptions{
-		URL: rw.clone, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
-	})
-	require.NoError(t, err)
-	wt, err := repo.Worktree()
-	require.NoError(t, err)
-	if edit != nil {
-		b, err := util.ReadFile(fs, layout.ReviewFile)
-		require.NoError(t, err)
-		require.NoError(t, util.WriteFile(fs, layout.ReviewFile, []byte(edit(string(b))), 0o644))
-		_, err = wt.Add(layout.ReviewFile)
-		require.NoError(t, err)
-	}
-	h, err := wt.Commit("a person's commit", &git.CommitOptions{
-		AllowEmptyCommits: true,
-		Author:            &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()},
-	})
-	require.NoError(t, err)
-	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{
-		config.RefSpec("refs/heads/" + branch + ":refs/heads/" + target),
-	}}))
-	return h
 }
 
 // remoteMain is the commit main is at on Gitea.
