@@ -170,7 +170,8 @@ func testPolicyCRDMissing(t *testing.T, c2 *envtest.Cluster) {
 	if err := c2.Client.Delete(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	// The CRD finalizer can take a minute on a loaded machine.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		return apierrors.IsNotFound(c2.Client.Get(ctx, client.ObjectKeyFromObject(crd), crd)), nil
 	})
 	if err != nil {

@@ -531,7 +531,8 @@ func TestLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: cfg})
-		deadline := time.Now().Add(30 * time.Second)
+		// The CRD finalizer can take a minute on a loaded machine.
+		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			r := set.Collect(ctx, 5*time.Second)[0]
 			if r.Reason == clusters.ReasonCRDMissing {

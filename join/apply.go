@@ -35,7 +35,7 @@ type reporter struct {
 }
 
 func (r *reporter) say(what, outcome string) {
-	if r.dryRun && outcome != "unchanged" && !strings.HasPrefix(outcome, "kept") && outcome != "absent" {
+	if r.dryRun && outcome != "unchanged" && !strings.HasPrefix(outcome, "kept") && outcome != "absent" && !strings.HasPrefix(outcome, "being deleted") {
 		outcome = "would be " + outcome
 	}
 	fmt.Fprintf(r.out, "%s: %s %s\n", r.where, what, outcome)

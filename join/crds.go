@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/crds"
@@ -44,11 +46,23 @@ func wantedCRDs(gateway bool) ([]*apiextensionsv1.CustomResourceDefinition, erro
 // when it serves every version this build does, and is an error naming
 // the missing versions otherwise: replacing another owner's CRD could
 // drop a version its users' objects are stored in.
-func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiextensionsv1.CustomResourceDefinition) error {
+func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	have := &apiextensionsv1.CustomResourceDefinition{}
 	err := c.Get(ctx, client.ObjectKey{Name: want.Name}, have)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s: read CustomResourceDefinition %s: %w", r.where, want.Name, err)
+	}
+	if err == nil && have.DeletionTimestamp != nil {
+		// An apply now would land on the object the apiserver is about to
+		// remove: join would say installed, and the kind vanish after.
+		if r.dryRun {
+			r.say("CustomResourceDefinition "+want.Name, "being deleted: join waits for it to go, then creates it")
+			return nil
+		}
+		if err := r.waitCRDGone(ctx, c, have, timeout); err != nil {
+			return err
+		}
+		err = apierrors.NewNotFound(apiextensionsv1.Resource("customresourcedefinitions"), want.Name)
 	}
 	if err == nil && !slices.ContainsFunc(have.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
 		if missing := missingVersions(have, want); len(missing) > 0 {
@@ -68,6 +82,34 @@ func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiext
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return r.apply(ctx, c, u)
+}
+
+// waitCRDGone waits up to timeout for a CRD being deleted to be gone.
+// The apiserver deletes its objects first, which takes from a moment to
+// about a minute; an object's own finalizer can hold it for ever.
+func (r *reporter) waitCRDGone(ctx context.Context, c client.Client, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+	r.say("CustomResourceDefinition "+crd.Name, "being deleted: waiting for it to go")
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err == nil {
+		return nil
+	}
+	if !wait.Interrupted(err) {
+		return fmt.Errorf("%s: wait for CustomResourceDefinition %s to be deleted: %w", r.where, crd.Name, err)
+	}
+	why := ""
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Terminating && c.Message != "" {
+			why = " (" + c.Message + ")"
+		}
+	}
+	return fmt.Errorf("%s: CustomResourceDefinition %s is being deleted and was still there after %s%s: finalizers on its objects hold it (kubectl get %s -A); join again once it is gone",
+		r.where, crd.Name, timeout, why, crd.Name)
 }
 
 // missingVersions are the versions want serves and have does not.

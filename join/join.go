@@ -55,6 +55,11 @@ type Options struct {
 	TokenTTL time.Duration
 	Rotate   bool
 
+	// CRDDeleteTimeout is how long join waits for a CRD that is being
+	// deleted to go before it installs it again; zero means
+	// DefaultCRDDeleteTimeout.
+	CRDDeleteTimeout time.Duration
+
 	// DryRun changes nothing: every write is a server-side dry run.
 	DryRun bool
 	// Out receives one line per object and the Corefile diff.
@@ -100,7 +105,7 @@ func Join(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	for _, crd := range want {
-		if err := r.installCRD(ctx, c, crd); err != nil {
+		if err := r.installCRD(ctx, c, crd, o.CRDDeleteTimeout); err != nil {
 			return nil, err
 		}
 	}
@@ -219,6 +224,9 @@ func (o *Options) defaults() error {
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = DefaultTokenTTL
 	}
+	if o.CRDDeleteTimeout <= 0 {
+		o.CRDDeleteTimeout = DefaultCRDDeleteTimeout
+	}
 	switch o.AdmissionPolicy {
 	case "":
 		o.AdmissionPolicy = PolicyAuto
@@ -239,6 +247,10 @@ func (o *Options) defaults() error {
 // not stop a fleet on a weekend, short enough that a leaked Secret does
 // not stay good forever. `mcs-gitops doctor` warns a month before expiry.
 const DefaultTokenTTL = 365 * 24 * time.Hour
+
+// DefaultCRDDeleteTimeout is twice the minute the apiserver's CRD
+// finalizer can spend deleting a CRD's objects on a busy member.
+const DefaultCRDDeleteTimeout = 2 * time.Minute
 
 // wantPolicy decides whether to install the admission policy.
 func wantPolicy(cs kubernetes.Interface, mode string) (bool, error) {

@@ -49,8 +49,9 @@ func setup(t *testing.T) (mgmt, member *envtest.Cluster) {
 	}))
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "serviceexports.multicluster.x-k8s.io"}}
 	require.NoError(t, member.Client.Delete(ctx, crd))
+	// The CRD finalizer can take a minute on a loaded machine.
 	require.Eventually(t, func() bool { return apierrors.IsNotFound(member.Client.Get(ctx, client.ObjectKeyFromObject(crd), crd)) },
-		30*time.Second, 100*time.Millisecond)
+		2*time.Minute, 100*time.Millisecond)
 	return mgmt, member
 }
 
@@ -168,4 +169,44 @@ func TestJoinRefusesSomeoneElsesSecret(t *testing.T) {
 	var sec corev1.Secret
 	require.NoError(t, mgmt.Client.Get(ctx, client.ObjectKey{Namespace: "mcs-gitops", Name: "east-kubeconfig"}, &sec))
 	assert.Equal(t, "admin", string(sec.Data["value"]))
+}
+
+// A CRD being deleted cannot be applied back: the apply lands on the
+// object the finalizer is about to remove. Join waits for it to go and
+// installs it again; one its objects' finalizers hold is an error that
+// names it, never a join reported done whose kind then vanishes.
+func TestJoinWaitsForATerminatingCRD(t *testing.T) {
+	mgmt, member := setup(t)
+	ctx := context.Background()
+	var out bytes.Buffer
+	_, err := Join(ctx, options(mgmt, member, &out))
+	require.NoError(t, err, out.String())
+
+	require.NoError(t, envtest.EnsureNamespaces(ctx, member.Client, "shop"))
+	held := &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart", Finalizers: []string{"example.com/hold"}}}
+	require.NoError(t, member.Client.Create(ctx, held))
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "serviceexports.multicluster.x-k8s.io"}}
+	require.NoError(t, member.Client.Delete(ctx, crd))
+
+	out.Reset()
+	o := options(mgmt, member, &out)
+	o.CRDDeleteTimeout = time.Second
+	_, err = Join(ctx, o)
+	require.Error(t, err, "join must not report a CRD installed while it is being deleted:\n%s", out.String())
+	assert.Contains(t, err.Error(), "CustomResourceDefinition serviceexports.multicluster.x-k8s.io is being deleted")
+	assert.Contains(t, err.Error(), "kubectl get serviceexports.multicluster.x-k8s.io -A")
+
+	// Let it go: join waits out the rest of the deletion and installs it.
+	require.NoError(t, member.Client.Get(ctx, client.ObjectKeyFromObject(held), held))
+	held.Finalizers = nil
+	require.NoError(t, member.Client.Update(ctx, held))
+	out.Reset()
+	_, err = Join(ctx, options(mgmt, member, &out))
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), "CustomResourceDefinition serviceexports.multicluster.x-k8s.io created")
+	require.NoError(t, member.Client.Get(ctx, client.ObjectKeyFromObject(crd), crd))
+	assert.Nil(t, crd.DeletionTimestamp)
+	require.Eventually(t, func() bool {
+		return member.Client.Create(ctx, &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cart"}}) == nil
+	}, 30*time.Second, 100*time.Millisecond, "the kind is served again")
 }

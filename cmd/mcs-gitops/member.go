@@ -93,6 +93,7 @@ func newJoinCommand() *cobra.Command {
 		ttl           time.Duration
 		rotate        bool
 		kubeconfigOut string
+		crdWait       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME",
@@ -103,7 +104,9 @@ needs there, each by server-side apply (field manager mcs-gitops-join):
   - the ServiceExport and ServiceImport CRDs (sigs.k8s.io/mcs-api, the version
     in ` + "`mcs-gitops version`" + `) and the GlobalTrafficPolicy CRD; with --gateway
     the Gateway API CRDs too. A CRD someone else installed is kept when it
-    serves the versions mcs-gitops needs, and is an error otherwise;
+    serves the versions mcs-gitops needs, and is an error otherwise. A CRD
+    that is being deleted is waited for (--crd-delete-timeout) and installed
+    again once it is gone;
   - the member role of deploy/member-rbac, bound to ServiceAccount
     kube-system/mcs-gitops (with --create-namespaces the right to create
     Namespaces); the admission policy of deploy/member-rbac/admission-policy
@@ -154,6 +157,7 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 			}
 			o.Server, o.Gateway, o.CreateNamespaces, o.AdmissionPolicy = server, gateway, createNS, policy
 			o.TokenTTL, o.Rotate, o.Zone, o.Out = ttl, rotate, zone, cmd.OutOrStdout()
+			o.CRDDeleteTimeout = crdWait
 			if dns {
 				ns, cm, ok := strings.Cut(corednsCM, "/")
 				if !ok || ns == "" || cm == "" {
@@ -200,6 +204,7 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 	fl.StringVar(&zone, "zone", "clusterset.local", "the ClusterSet DNS zone, for --dns")
 	fl.DurationVar(&ttl, "token-ttl", join.DefaultTokenTTL, "lifetime of the member identity's token (the member's --service-account-max-token-expiration may shorten it)")
 	fl.BoolVar(&rotate, "rotate", false, "issue a new token even when the Secret's is still good")
+	fl.DurationVar(&crdWait, "crd-delete-timeout", join.DefaultCRDDeleteTimeout, "how long to wait for a CRD that is being deleted to go before installing it again (its objects' finalizers can hold it)")
 	fl.StringVar(&kubeconfigOut, "kubeconfig-out", "", "also (or, without --management-kubeconfig, only) write the member's kubeconfig to this file")
 	return cmd
 }
