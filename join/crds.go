@@ -89,7 +89,10 @@ func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiext
 // about a minute; an object's own finalizer can hold it for ever.
 func (r *reporter) waitCRDGone(ctx context.Context, c client.Client, crd *apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	r.say("CustomResourceDefinition "+crd.Name, "being deleted: waiting for it to go")
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	// The read takes the caller's context, not the poll's: near the
+	// poll's deadline the client's rate limiter would refuse to wait and
+	// fail the join with its own error instead of this one.
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd)
 		if apierrors.IsNotFound(err) {
 			return true, nil
