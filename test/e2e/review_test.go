@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -21,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,10 +91,21 @@ func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
 	require.NoError(t, err)
 	ctx := context.Background()
 	log := loopLog(t)
+	read := func(cs *v1alpha1.CredentialSource) ([]byte, error) {
+		if filepath.IsAbs(cs.Path) {
+			return os.ReadFile(cs.Path)
+		}
+		return os.ReadFile(filepath.Join(rw.dir, cs.Path))
+	}
+	signer, err := gitsync.SignerFrom(cfg.Spec.Git.Signing, read)
+	require.NoError(t, err)
+	verifier, err := gitsync.VerifierFrom(cfg.Spec.Git.Verify, signer, read)
+	require.NoError(t, err)
 	repo, err := gitsync.Open(ctx, gitsync.Options{
 		URL: rw.clone, Branch: cfg.Spec.Git.Branch, Workdir: workdir,
 		Auth:   &githttp.BasicAuth{Username: "git", Password: rw.srv.Token},
 		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}, Log: log,
+		Signer: signer, Verify: verifier,
 	})
 	require.NoError(t, err)
 	set := clusters.Connect(ctx, cfg, clusters.ConnectOptions{BaseDir: rw.dir})
@@ -98,9 +113,7 @@ func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
 	if !cfg.Spec.Review.Enabled {
 		return loop
 	}
-	fc, err := forge.New(cfg, func(cs *v1alpha1.CredentialSource) ([]byte, error) {
-		return os.ReadFile(filepath.Join(rw.dir, cs.Path))
-	})
+	fc, err := forge.New(cfg, read)
 	require.NoError(t, err)
 	loop.Review, err = reconcile.NewReviewer(cfg, fc)
 	require.NoError(t, err)
@@ -179,6 +192,14 @@ func (rw *reviewWorld) approve(name string) {
 // branchCommit is the commit branch is at on Gitea, and its first parent.
 func (rw *reviewWorld) branchCommit(branch string) (commit, parent string) {
 	rw.t.Helper()
+	commit, parents := rw.branchHead(branch)
+	require.NotEmpty(rw.t, parents, "commit %s of %s", commit, branch)
+	return commit, parents[0]
+}
+
+// branchHead is the commit branch is at on Gitea, and its parents.
+func (rw *reviewWorld) branchHead(branch string) (commit string, parents []string) {
+	rw.t.Helper()
 	var commits []struct {
 		SHA     string `json:"sha"`
 		Parents []struct {
@@ -189,9 +210,10 @@ func (rw *reviewWorld) branchCommit(branch string) (commit, parent string) {
 		fmt.Sprintf("repos/%s/fleet/commits?sha=%s&limit=1&stat=false", gitea.AdminName, url.QueryEscape(branch)), nil, &commits)
 	require.Equal(rw.t, http.StatusOK, code, string(body))
 	require.NotEmpty(rw.t, commits, "no commit on %s", branch)
-	c := commits[0]
-	require.NotEmpty(rw.t, c.Parents, "commit %s of %s", c.SHA, branch)
-	return c.SHA, c.Parents[0].SHA
+	for _, p := range commits[0].Parents {
+		parents = append(parents, p.SHA)
+	}
+	return commits[0].SHA, parents
 }
 
 // openPull waits until a pull request from branch is open and returns its
@@ -673,9 +695,79 @@ func TestReviewRefusesATamperedRecord(t *testing.T) {
 	assert.NotEqual(t, tampered.String(), rw.remoteMain(), "the loop committed on top")
 }
 
+// TestReviewRefusesAnUnsignedRecordEdit: with spec.git.verify on, the
+// tampered record of TestReviewRefusesATamperedRecord is refused before it
+// is read: the person's commit is not signed, so the cycle ends at
+// verification, names that commit, and neither touches the proposal's
+// request nor any branch. Once an administrator resets main to the
+// loop's last signed commit, the loop goes on from there.
+func TestReviewRefusesAnUnsignedRecordEdit(t *testing.T) {
+	// The loop's key, made here: never a fixture.
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "loop.key")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600))
+	pub, err := ssh.NewPublicKey(priv.Public())
+	require.NoError(t, err)
+	gitYAML := fmt.Sprintf("  git:\n    signing:\n      format: ssh\n      key: {path: %s}\n    verify:\n      keys:\n      - name: loop\n        ssh: %s\n",
+		keyFile, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub))))
+	rw := newGiteaWorld(t, true, gitYAML, "")
+	// Gitea made the repository's first commit, unsigned: verification is
+	// turned on over it, as docs/signing.md says.
+	data, err := os.ReadFile(rw.config)
+	require.NoError(t, err)
+	data = []byte(strings.Replace(string(data), "    verify:\n", "    verify:\n      trustedBefore: "+rw.remoteMain()+"\n", 1))
+	require.NoError(t, os.WriteFile(rw.config, data, 0o644))
+	rw.loop = rw.newLoop(filepath.Join(t.TempDir(), "clone"))
+	c1 := rw.member("cluster-1")
+	rw.start()
+	export(t, c1, "demo", "web", 80, "10.1.0.10")
+	rw.sync()
+	proposal := layout.ProposalBranch("service/demo/web")
+	number := numberOf(t, rw.pulls("open"), proposal)
+	signed := rw.remoteMain()
+
+	release := rw.pushAs(rw.alice.Token, "main", "release", "a release", nil)
+	tampered := rw.editReview(rw.alice.Token, func(record string) string {
+		return strings.Replace(record, "branch: "+proposal+"\n", "branch: release\n", 1)
+	})
+	unexport(t, c1, "demo", "web")
+
+	_, err = rw.loop.Sync(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "commit "+tampered.String()[:12]+` (alice <alice@example.com>, "edit the review record") is not signed`)
+	assert.NotContains(t, err.Error(), layout.ReviewFile, "refused before the record is read")
+	head, _ := rw.branchCommit("release")
+	assert.Equal(t, release.String(), head, "the release branch is untouched")
+	assert.Equal(t, number, numberOf(t, rw.pulls("open"), proposal), "the request is not closed")
+	assert.Equal(t, tampered.String(), rw.remoteMain(), "nothing is committed on top of the refused commit")
+
+	rw.forcePush(signed, "main")
+	rw.sync()
+	assert.Empty(t, rw.pulls("open"), "from the signed commit, the withdrawn proposal is closed")
+	head, _ = rw.branchCommit("release")
+	assert.Equal(t, release.String(), head)
+	assert.NotEqual(t, signed, rw.remoteMain(), "the loop committed on top")
+}
+
+// forcePush moves target on Gitea to commit, as an administrator would.
+func (rw *reviewWorld) forcePush(commit, target string) {
+	t := rw.t
+	t.Helper()
+	auth := &githttp.BasicAuth{Username: "git", Password: rw.srv.Token}
+	repo, err := git.Clone(memory.NewStorage(), nil, &git.CloneOptions{URL: rw.clone, Auth: auth, NoCheckout: true})
+	require.NoError(t, err)
+	require.NoError(t, repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/reset", plumbing.NewHash(commit))))
+	require.NoError(t, repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{
+		config.RefSpec("+refs/heads/reset:refs/heads/" + target),
+	}}))
+}
+
 // remoteMain is the commit main is at on Gitea.
 func (rw *reviewWorld) remoteMain() string {
 	rw.t.Helper()
-	c, _ := rw.branchCommit("main")
+	c, _ := rw.branchHead("main")
 	return c
 }
