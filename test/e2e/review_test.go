@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -36,6 +37,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/layout"
 	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/gitea"
@@ -770,4 +772,87 @@ func (rw *reviewWorld) remoteMain() string {
 	rw.t.Helper()
 	c, _ := rw.branchHead("main")
 	return c
+}
+
+// TestReviewWithAMemberThatRefuses: cluster-2 refuses catalog's derived
+// Service (an admission policy). Merged, catalog's change is applied
+// everywhere else and the refusal is a member problem naming the object;
+// meanwhile cart's proposal keeps waiting, churn keeps landing, and
+// cart's merge is applied in cluster-2 too: one refused object holds up
+// neither review nor the member. Allowed again, the Service is applied.
+func TestReviewWithAMemberThatRefuses(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	rw.start()
+	denied := render.DerivedServiceName("demo", "catalog")
+	const why = "tenant quota: no more Services in demo"
+	allow, err := envtest.DenyService(ctx, c2.Client, "demo", denied, why)
+	require.NoError(t, err)
+
+	export(t, c1, "demo", "catalog", 80, "10.1.0.10")
+	export(t, c1, "demo", "cart", 80, "10.1.0.20")
+	rw.sync() // nothing of either is applied yet: nothing to refuse
+	require.Len(t, rw.pulls("open"), 2)
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/catalog")))
+	refused := func() {
+		t.Helper()
+		err := rw.syncRefused()
+		assert.Contains(t, err.Error(), "cluster-2: not applied: Service/demo/"+denied)
+		assert.Contains(t, err.Error(), why)
+	}
+	refused()
+	assert.True(t, imported(c2, "demo", "catalog"), "catalog's ServiceImport is applied in cluster-2")
+	assert.False(t, exists(c2.Client, &corev1.Service{}, "demo", denied))
+	assert.True(t, exists(c3.Client, &corev1.Service{}, "demo", denied), "and all of it in cluster-3")
+	status, _, msg := exportCondition(t, c1, "demo", "catalog", "Ready")
+	assert.Equal(t, "False", status)
+	assert.Contains(t, msg, "cluster-2 did not take Service/demo/"+denied)
+	_, reason, _ := exportCondition(t, c1, "demo", "cart", reconcile.ConditionPendingReview)
+	assert.Equal(t, reconcile.ReasonProposalOpen, reason, "cart still waits, and says so")
+	assert.False(t, imported(c2, "demo", "cart"))
+	st := rw.reviewState()
+	require.Len(t, st.Proposals, 1)
+	assert.Equal(t, "service/demo/cart", st.Proposals[0].Name)
+
+	// Churn lands while the member refuses and cart waits.
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "catalog-cluster-1"}, &sl))
+	sl.Endpoints = tenant.Ready("10.1.0.10", "10.1.0.11")
+	require.NoError(t, c1.Client.Update(ctx, &sl))
+	refused()
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.11"}, importedAddresses(t, c2, "demo", "catalog"))
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.11"}, importedAddresses(t, c3, "demo", "catalog"))
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", numberOf(t, rw.pulls("open"), layout.ProposalBranch("service/demo/cart")))
+	refused()
+	assert.True(t, exists(c2.Client, &corev1.Service{}, "demo", render.DerivedServiceName("demo", "cart")), "cart's merge is applied in the refusing member")
+	assert.Empty(t, rw.pulls("open"))
+	status, _, _ = exportCondition(t, c1, "demo", "cart", "Ready")
+	assert.Equal(t, "True", status)
+
+	require.NoError(t, allow(ctx))
+	rw.sync()
+	assert.True(t, exists(c2.Client, &corev1.Service{}, "demo", denied), "applied once allowed")
+	status, _, _ = exportCondition(t, c1, "demo", "catalog", "Ready")
+	assert.Equal(t, "True", status)
+}
+
+// syncRefused runs cycles as sync does until one asks for no other, which
+// must end in a member problem; a cycle before it (the one that sees a
+// merge at its poll) may end in none, never in a failure.
+func (rw *reviewWorld) syncRefused() error {
+	rw.t.Helper()
+	for range 5 {
+		out, err := rw.loop.Sync(context.Background())
+		var partial *reconcile.PartialError
+		require.True(rw.t, err == nil || errors.As(err, &partial), "a member problem is not a failure: %v", err)
+		if !out.Again {
+			require.Error(rw.t, err, "cluster-2 refuses an object: the cycle must say so")
+			return err
+		}
+	}
+	rw.t.Fatalf("the loop still asks for another cycle after 5")
+	return nil
 }
