@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -855,4 +856,73 @@ func (rw *reviewWorld) syncRefused() error {
 	}
 	rw.t.Fatalf("the loop still asks for another cycle after 5")
 	return nil
+}
+
+// TestReviewLongNames: a tenant's names may be 63 characters each, and a
+// request title made of them outgrows what a forge takes (255 on Gitea
+// and GitLab, 256 on GitHub). The proposal must still be opened, its
+// title cut to fit, the full names in its body, and merged like any
+// other.
+func TestReviewLongNames(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	c1, c2 := rw.member("cluster-1"), rw.member("cluster-2")
+	ns := "team-" + strings.Repeat("n", 58)
+	name := "svc-" + strings.Repeat("s", 59)
+	require.Len(t, ns, 63)
+	require.Len(t, name, 63)
+	for _, m := range rw.members {
+		require.NoError(t, envtest.EnsureNamespaces(context.Background(), m.Client, ns))
+	}
+	rw.sync()
+	// What the forge keeps must be what the loop sent, or the loop edits
+	// the request again at every commit it makes.
+	writes := rw.countForgeWrites()
+	export(t, c1, ns, name, 80, "10.1.0.10")
+	rw.sync()
+	branch := layout.ProposalBranch("service/" + ns + "/" + name)
+	open := rw.pulls("open")
+	require.Len(t, open, 1)
+	pr := open[0]
+	assert.Equal(t, branch, pr.Head.Ref)
+	assert.LessOrEqual(t, len([]rune(pr.Title)), 255)
+	assert.Contains(t, pr.Title, ns)
+	assert.Contains(t, pr.Body, "cluster-1 exports "+ns+"/"+name)
+	_, reason, _ := exportCondition(t, c1, ns, name, reconcile.ConditionPendingReview)
+	assert.Equal(t, reconcile.ReasonProposalOpen, reason)
+	assert.Equal(t, int32(1), writes.opens.Load())
+	assert.Zero(t, writes.updates.Load(), "the request is not edited after it is opened")
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", pr.Number)
+	rw.sync()
+	assert.True(t, imported(c2, ns, name))
+	assert.Empty(t, rw.pulls("open"))
+}
+
+// forgeWrites counts the requests the loop changes on the forge.
+type forgeWrites struct {
+	forge.Client
+	opens, updates, closes atomic.Int32
+}
+
+func (f *forgeWrites) Open(ctx context.Context, c forge.Change) (*forge.Request, error) {
+	f.opens.Add(1)
+	return f.Client.Open(ctx, c)
+}
+
+func (f *forgeWrites) Update(ctx context.Context, number int, c forge.Change) (*forge.Request, error) {
+	f.updates.Add(1)
+	return f.Client.Update(ctx, number, c)
+}
+
+func (f *forgeWrites) Close(ctx context.Context, number int, comment string) error {
+	f.closes.Add(1)
+	return f.Client.Close(ctx, number, comment)
+}
+
+// countForgeWrites makes the loop's forge client count its writes from
+// now on.
+func (rw *reviewWorld) countForgeWrites() *forgeWrites {
+	f := &forgeWrites{Client: rw.loop.Review.Forge}
+	rw.loop.Review.Forge = f
+	return f
 }
