@@ -71,37 +71,6 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// blackHole accepts connections and never answers: a hung apiserver.
-func blackHole(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
 // proxy forwards TCP to a real apiserver and can be stopped and started
 // again on the same address: to a client it is an apiserver going down and
 // coming back.

@@ -22,6 +22,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/faults"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
 
@@ -369,7 +370,7 @@ func TestLive(t *testing.T) {
 		set := memberSet(t,
 			&clusters.Member{Name: "cluster-1", Config: c1.Config},
 			&clusters.Member{Name: "cluster-2", Config: withHost(c2.Config, p.addr)},
-			&clusters.Member{Name: "hung", Config: withHost(c3.Config, blackHole(t))},
+			&clusters.Member{Name: "hung", Config: withHost(c3.Config, faults.BlackHole(t))},
 		)
 		const timeout = 2 * time.Second
 		res := set.Collect(ctx, timeout)

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 )
 
-// readTimeout bounds one member's live read.
-const readTimeout = 10 * time.Second
+// readTimeout bounds one member's live read, every request of it: the
+// version is read by discovery, which takes no context.
+var readTimeout = 10 * time.Second
 
 // liveMember is what one member holds now.
 type liveMember struct {
@@ -49,7 +51,9 @@ func readMember(ctx context.Context, m *clusters.Member) liveMember {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	cs, err := kubernetes.NewForConfig(m.Config)
+	cfg := rest.CopyConfig(m.Config)
+	cfg.Timeout = readTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return liveMember{err: err}
 	}
