@@ -926,3 +926,45 @@ func (rw *reviewWorld) countForgeWrites() *forgeWrites {
 	rw.loop.Review.Forge = f
 	return f
 }
+
+// TestReviewHeadlessManyPorts: a tenant's headless Service with 20 ports,
+// exported by two members, goes through review like any other: one
+// proposal, nothing imported before the merge, a Headless import with
+// every port after it, and its endpoints' churn lands at once.
+func TestReviewHeadlessManyPorts(t *testing.T) {
+	rw := newReviewWorld(t, "")
+	ctx := context.Background()
+	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	rw.start()
+	var ports []corev1.ServicePort
+	for i := range 20 {
+		ports = append(ports, tenant.Port(fmt.Sprintf("p%02d", i), int32(7000+i), int32(7000+i)))
+	}
+	for i, m := range []*envtest.Cluster{c1, c3} {
+		svc := tenant.Headless("demo", "db", ports...)
+		tenant.Create(t, m.Client, svc,
+			tenant.Slice(svc, "db-"+m.Name, discoveryv1.AddressTypeIPv4, tenant.Ready(fmt.Sprintf("10.%d.0.10", i+1))...),
+			tenant.Export("demo", "db"))
+	}
+	rw.sync()
+	open := rw.pulls("open")
+	require.Len(t, open, 1)
+	assert.Equal(t, layout.ProposalBranch("service/demo/db"), open[0].Head.Ref)
+	assert.False(t, imported(c2, "demo", "db"))
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", open[0].Number)
+	rw.sync()
+	var si mcsv1alpha1.ServiceImport
+	require.NoError(t, c2.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "db"}, &si))
+	assert.Equal(t, mcsv1alpha1.Headless, si.Spec.Type)
+	assert.Len(t, si.Spec.Ports, 20)
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.2.0.10"}, importedAddresses(t, c2, "demo", "db"))
+
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "db-cluster-1"}, &sl))
+	sl.Endpoints = tenant.Ready("10.1.0.10", "10.1.0.11")
+	require.NoError(t, c1.Client.Update(ctx, &sl))
+	rw.sync()
+	assert.ElementsMatch(t, []string{"10.1.0.10", "10.1.0.11", "10.2.0.10"}, importedAddresses(t, c2, "demo", "db"), "churn lands without review")
+	assert.Empty(t, rw.pulls("open"))
+}
