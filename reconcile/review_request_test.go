@@ -60,3 +60,34 @@ func TestCutLines(t *testing.T) {
 	assert.Equal(t, "a\n"+cutNote, cutLines("a\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n", 2+len(cutNote)+3))
 	assert.Equal(t, cutNote, cutLines(strings.Repeat("x", 500), 10), "no line fits: the note alone")
 }
+
+// Whatever the names and summaries, the title and body fit the forge,
+// stay valid UTF-8, and keep the marker the proposal is found by.
+func FuzzProposalText(f *testing.F) {
+	f.Add("service/demo/web", "cluster-1 exports demo/web", 1, 1)
+	f.Add("service/"+strings.Repeat("n", 63)+"/"+strings.Repeat("s", 63), strings.Repeat("é", 200), 3000, 300)
+	f.Fuzz(func(t *testing.T, name, summary string, lines, members int) {
+		if !utf8.ValidString(name) || !utf8.ValidString(summary) || len(name) > 200 {
+			t.Skip("proposal names are short ASCII; summaries are text")
+		}
+		lines, members = min(max(lines, 0), 5000), min(max(members, 0), 500)
+		p := &review.Proposal{Name: name, Kinds: []review.Kind{review.KindExport}, Digest: "d"}
+		for i := range lines {
+			p.Summary = append(p.Summary, fmt.Sprintf("%s %d", summary, i))
+		}
+		files := map[string][]byte{}
+		for i := range members {
+			files[fmt.Sprintf("clusters/m%d/demo/web/serviceimport.yaml", i)] = []byte("x")
+		}
+		title, body := proposalTitle(p), proposalBody(p, nil, files)
+		if len(title) > maxTitle || !utf8.ValidString(title) {
+			t.Fatalf("title of %d bytes, valid %t", len(title), utf8.ValidString(title))
+		}
+		if len(body) > maxBody || !utf8.ValidString(body) {
+			t.Fatalf("body of %d bytes, valid %t", len(body), utf8.ValidString(body))
+		}
+		if !strings.HasSuffix(body, "<!-- mcs-gitops proposal "+name+" digest d -->\n") {
+			t.Fatal("the marker was cut")
+		}
+	})
+}
