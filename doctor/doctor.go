@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -111,7 +110,7 @@ func (o *Options) member(ctx context.Context, cm v1alpha1.Member, m *clusters.Me
 		return skipRest(1, "no client")
 	}
 	add(Check{Name: CheckConnect, Status: OK, Message: "kubeconfig " + source(cm)})
-	cs, err := kubernetes.NewForConfig(boundedConfig(ctx, m.Config))
+	cs, err := kubernetes.NewForConfig(m.Config)
 	if err != nil {
 		add(Check{Name: CheckReachable, Status: Error, Message: err.Error(), Fix: connectFix(cm)})
 		return skipRest(2, "no client")
@@ -127,7 +126,7 @@ func (o *Options) member(ctx context.Context, cm v1alpha1.Member, m *clusters.Me
 		return skipRest(3, "credential rejected")
 	}
 	if !slices.Contains(o.Skip, CheckCRDs) {
-		add(o.crds(cs, cm))
+		add(o.crds(ctx, cs, cm))
 	}
 	if !slices.Contains(o.Skip, CheckPermissions) {
 		add(o.permissions(ctx, cs, cm))
@@ -167,18 +166,4 @@ func connectFix(cm v1alpha1.Member) string {
 // credentials, which is idempotent.
 func joinFix(name, extra string) string {
 	return fmt.Sprintf("mcs-gitops member join %s --context <%s admin> --management-kubeconfig <management kubeconfig>%s", name, name, extra)
-}
-
-// boundedConfig is cfg with its requests bounded by ctx's deadline.
-// Discovery takes no context: without this a member whose apiserver
-// accepts connections and never answers (a load balancer with no live
-// backend) would hold doctor, and status with it, for ever.
-func boundedConfig(ctx context.Context, cfg *rest.Config) *rest.Config {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return cfg
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = max(time.Until(d), time.Millisecond)
-	return cfg
 }

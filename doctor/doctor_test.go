@@ -2,12 +2,19 @@ package doctor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -86,4 +93,30 @@ func TestReportOutput(t *testing.T) {
 	var back Report
 	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
 	assert.Equal(t, *r, back)
+}
+
+// How the crds check reads discovery's answers (pure logic, so a fake
+// discovery): a group version the member does not serve is missing, with
+// join as the fix; one it could not be asked about is not called missing,
+// since joining again would not help.
+func TestCRDsTellsMissingFromUnknown(t *testing.T) {
+	o := &Options{Config: &v1alpha1.ClusterSet{}}
+	cm := v1alpha1.Member{Name: "east"}
+	cs := fake.NewClientset()
+	disc := cs.Discovery().(*fakediscovery.FakeDiscovery)
+	disc.Resources = []*metav1.APIResourceList{{GroupVersion: "mcs-gitops.io/v1alpha1",
+		APIResources: []metav1.APIResource{{Name: "globaltrafficpolicies", Verbs: []string{"create", "get", "list"}}}}}
+
+	c := o.crds(context.Background(), cs, cm)
+	assert.Equal(t, Error, c.Status)
+	assert.Equal(t, "not served: serviceexports (multicluster.x-k8s.io/v1alpha1), serviceimports (multicluster.x-k8s.io/v1alpha1)", c.Message)
+	assert.Contains(t, c.Fix, "mcs-gitops member join east")
+
+	disc.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+	})
+	c = o.crds(context.Background(), cs, cm)
+	assert.Equal(t, Error, c.Status)
+	assert.Equal(t, "cannot tell what it serves (multicluster.x-k8s.io/v1alpha1): the server is currently unable to handle the request", c.Message)
+	assert.NotContains(t, c.Fix, "join")
 }

@@ -8,6 +8,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/mcs-gitops/mcs-gitops/join"
@@ -18,7 +19,9 @@ import (
 const ExpiryWarning = 30 * 24 * time.Hour
 
 func reachable(ctx context.Context, cs kubernetes.Interface, host string) Check {
-	v, err := cs.Discovery().ServerVersion()
+	// The discovery calls without a context would wait for ever on a
+	// member that takes connections and never answers.
+	v, err := discovery.ToDiscoveryInterfaceWithContext(cs.Discovery()).ServerVersionWithContext(ctx)
 	if apierrors.IsUnauthorized(err) {
 		// It answered; the identity check says what is wrong with the
 		// credential.

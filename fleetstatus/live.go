@@ -6,15 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 )
 
-// readTimeout bounds one member's live read, every request of it: the
-// version is read by discovery, which takes no context.
+// readTimeout bounds one member's live read.
 var readTimeout = 10 * time.Second
 
 // liveMember is what one member holds now.
@@ -51,13 +50,13 @@ func readMember(ctx context.Context, m *clusters.Member) liveMember {
 	}
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	cfg := rest.CopyConfig(m.Config)
-	cfg.Timeout = readTimeout
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(m.Config)
 	if err != nil {
 		return liveMember{err: err}
 	}
-	v, err := cs.Discovery().ServerVersion()
+	// Without the context, a member that takes connections and never
+	// answers would hold status for ever.
+	v, err := discovery.ToDiscoveryInterfaceWithContext(cs.Discovery()).ServerVersionWithContext(ctx)
 	if err != nil {
 		return liveMember{err: fmt.Errorf("member %q: %w", m.Name, err)}
 	}
