@@ -10,8 +10,10 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -113,7 +115,7 @@ func Join(ctx context.Context, o Options) (*Result, error) {
 	if o.CreateNamespaces {
 		sets = append(sets, deploy.CreateNamespaces)
 	}
-	policy, err := wantPolicy(cs, o.AdmissionPolicy)
+	policy, err := wantPolicy(ctx, cs, o.AdmissionPolicy)
 	if err != nil {
 		return nil, fmt.Errorf("member %q: %w", o.Member, err)
 	}
@@ -252,13 +254,21 @@ const DefaultTokenTTL = 365 * 24 * time.Hour
 // finalizer can spend deleting a CRD's objects on a busy member.
 const DefaultCRDDeleteTimeout = 2 * time.Minute
 
-// wantPolicy decides whether to install the admission policy.
-func wantPolicy(cs kubernetes.Interface, mode string) (bool, error) {
+// wantPolicy decides whether to install the admission policy. Only a
+// member that says it does not serve the API goes without: one that could
+// not be asked is an error, since skipping the policy on a passing fault
+// would leave the member without the guard it was meant to get.
+func wantPolicy(ctx context.Context, cs kubernetes.Interface, mode string) (bool, error) {
 	if mode == PolicyNever {
 		return false, nil
 	}
 	served := false
-	if list, err := cs.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1"); err == nil {
+	list, err := discovery.ToDiscoveryInterfaceWithContext(cs.Discovery()).ServerResourcesForGroupVersionWithContext(ctx, "admissionregistration.k8s.io/v1")
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return false, fmt.Errorf("cannot tell whether it serves ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1): %w; join again, or pass --admission-policy never to go without it", err)
+	default:
 		served = slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "validatingadmissionpolicies" })
 	}
 	if !served && mode == PolicyAlways {
