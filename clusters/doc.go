@@ -32,6 +32,9 @@
 //     notify(member) signal for the loop; down members and missing CRDs are
 //     retried with backoff and never block the others, and an optional CRD
 //     (ClusterProperty, GlobalTrafficPolicy) installed later is picked up.
+//   - served.go: ServedResources, what a member serves in a group version
+//     by discovery, bounded by a context; only a 404 means "not served"
+//     (doctor's crds check and join's admission-policy choice rest on it).
 //
 // It must not render, write Git or apply anything to a member, and must
 // never put a credential (kubeconfig, token, key) in an error or log line:

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -45,24 +44,15 @@ func wantServed(cfg *v1alpha1.ClusterSet, cm v1alpha1.Member) []served {
 func (o *Options) crds(ctx context.Context, cs kubernetes.Interface, cm v1alpha1.Member) Check {
 	c := Check{Name: CheckCRDs, Status: OK}
 	var missing, deleting, optional, found []string
-	disc := discovery.ToDiscoveryInterfaceWithContext(cs.Discovery())
 	for _, w := range wantServed(o.Config, cm) {
-		verbs := map[string][]string{}
-		list, err := disc.ServerResourcesForGroupVersionWithContext(ctx, w.groupVersion)
-		switch {
-		case apierrors.IsNotFound(err):
-			// The group version is not served: each resource is missing.
-		case err != nil:
+		verbs, err := clusters.ServedResources(ctx, cs, w.groupVersion)
+		if err != nil {
 			// Not knowing is not "missing": join would not fix it.
 			if ctx.Err() != nil {
 				err = ctx.Err()
 			}
 			return Check{Name: CheckCRDs, Status: Error, Message: fmt.Sprintf("cannot tell what it serves (%s): %v", w.groupVersion, err),
 				Fix: "run doctor again; if it persists, the member's apiserver or its aggregated APIs are failing (kubectl get apiservices)"}
-		default:
-			for _, r := range list.APIResources {
-				verbs[r.Name] = r.Verbs
-			}
 		}
 		for _, r := range w.resources {
 			name := fmt.Sprintf("%s (%s)", r, w.groupVersion)

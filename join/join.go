@@ -10,15 +10,13 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/deploy"
 )
 
@@ -262,15 +260,11 @@ func wantPolicy(ctx context.Context, cs kubernetes.Interface, mode string) (bool
 	if mode == PolicyNever {
 		return false, nil
 	}
-	served := false
-	list, err := discovery.ToDiscoveryInterfaceWithContext(cs.Discovery()).ServerResourcesForGroupVersionWithContext(ctx, "admissionregistration.k8s.io/v1")
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	res, err := clusters.ServedResources(ctx, cs, "admissionregistration.k8s.io/v1")
+	if err != nil {
 		return false, fmt.Errorf("cannot tell whether it serves ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1): %w; join again, or pass --admission-policy never to go without it", err)
-	default:
-		served = slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "validatingadmissionpolicies" })
 	}
+	_, served := res["validatingadmissionpolicies"]
 	if !served && mode == PolicyAlways {
 		return false, errors.New("the member does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes 1.30 or later)")
 	}
