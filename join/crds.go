@@ -52,7 +52,9 @@ func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiext
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s: read CustomResourceDefinition %s: %w", r.where, want.Name, err)
 	}
-	if err == nil && have.DeletionTimestamp != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+	case have.DeletionTimestamp != nil:
 		// An apply now would land on the object the apiserver is about to
 		// remove: join would say installed, and the kind vanish after.
 		if r.dryRun {
@@ -62,9 +64,7 @@ func (r *reporter) installCRD(ctx context.Context, c client.Client, want *apiext
 		if err := r.waitCRDGone(ctx, c, have, timeout); err != nil {
 			return err
 		}
-		err = apierrors.NewNotFound(apiextensionsv1.Resource("customresourcedefinitions"), want.Name)
-	}
-	if err == nil && !slices.ContainsFunc(have.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
+	case !slices.ContainsFunc(have.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }):
 		if missing := missingVersions(have, want); len(missing) > 0 {
 			return fmt.Errorf("%s: CustomResourceDefinition %s, installed by someone else, does not serve %s, which mcs-gitops needs: upgrade it to sigs.k8s.io/mcs-api or Gateway API at least at the version of `mcs-gitops version`, then join again",
 				r.where, want.Name, strings.Join(missing, ", "))
