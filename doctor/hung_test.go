@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/rest"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/doctor"
@@ -20,7 +19,7 @@ import (
 // context, and doctor used to wait on it for ever.
 func TestDoctorDoesNotHangOnAMemberThatNeverAnswers(t *testing.T) {
 	stuck := faults.NeverAnswers(t)
-	set, err := clusters.NewSet(&clusters.Member{Name: "stuck", Config: &rest.Config{Host: stuck.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}})
+	set, err := clusters.NewSet(&clusters.Member{Name: "stuck", Config: stuck})
 	require.NoError(t, err)
 	cfg := &v1alpha1.ClusterSet{Spec: v1alpha1.ClusterSetSpec{Members: []v1alpha1.Member{{Name: "stuck"}}}}
 
@@ -34,7 +33,7 @@ func TestDoctorDoesNotHangOnAMemberThatNeverAnswers(t *testing.T) {
 		reach := r.Members[0].Checks[1]
 		assert.Equal(t, doctor.CheckReachable, reach.Name)
 		assert.Equal(t, doctor.Error, reach.Status)
-		assert.Contains(t, reach.Message, stuck.URL)
+		assert.Contains(t, reach.Message, stuck.Host)
 		assert.Equal(t, 1, r.Errors)
 	case <-time.After(30 * time.Second):
 		t.Fatal("doctor still waits for the member after 30 s; its timeout is 1 s")

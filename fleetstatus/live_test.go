@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/rest"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/test/faults"
@@ -21,7 +20,7 @@ func TestStatusDoesNotHangOnAMemberThatNeverAnswers(t *testing.T) {
 	defer func(d time.Duration) { readTimeout = d }(readTimeout)
 	readTimeout = time.Second
 	stuck := faults.NeverAnswers(t)
-	set, err := clusters.NewSet(&clusters.Member{Name: "stuck", Config: &rest.Config{Host: stuck.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}})
+	set, err := clusters.NewSet(&clusters.Member{Name: "stuck", Config: stuck})
 	require.NoError(t, err)
 
 	done := make(chan map[string]liveMember, 1)

@@ -898,10 +898,10 @@ func TestReviewLongNames(t *testing.T) {
 	assert.Empty(t, rw.pulls("open"))
 }
 
-// forgeWrites counts the requests the loop changes on the forge.
+// forgeWrites counts the requests the loop opens and edits on the forge.
 type forgeWrites struct {
 	forge.Client
-	opens, updates, closes atomic.Int32
+	opens, updates atomic.Int32
 }
 
 func (f *forgeWrites) Open(ctx context.Context, c forge.Change) (*forge.Request, error) {
@@ -912,11 +912,6 @@ func (f *forgeWrites) Open(ctx context.Context, c forge.Change) (*forge.Request,
 func (f *forgeWrites) Update(ctx context.Context, number int, c forge.Change) (*forge.Request, error) {
 	f.updates.Add(1)
 	return f.Client.Update(ctx, number, c)
-}
-
-func (f *forgeWrites) Close(ctx context.Context, number int, comment string) error {
-	f.closes.Add(1)
-	return f.Client.Close(ctx, number, comment)
 }
 
 // countForgeWrites makes the loop's forge client count its writes from

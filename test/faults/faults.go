@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // BlackHole is a TCP address that accepts connections and never says a
@@ -46,11 +48,12 @@ func BlackHole(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// NeverAnswers is an HTTPS endpoint that completes the TLS handshake,
-// reads each request and never answers it, like a load balancer in front
-// of an apiserver that hangs. Its certificate is the test server's: reach
-// it with TLS verification off. It stops when the test ends.
-func NeverAnswers(t testing.TB) *httptest.Server {
+// NeverAnswers is a client config for an HTTPS endpoint that completes
+// the TLS handshake, reads each request and never answers it, like a load
+// balancer in front of an apiserver that hangs. TLS verification is off
+// (the certificate is the test server's); the endpoint stops when the
+// test ends.
+func NeverAnswers(t testing.TB) *rest.Config {
 	t.Helper()
 	release := make(chan struct{})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
@@ -58,5 +61,5 @@ func NeverAnswers(t testing.TB) *httptest.Server {
 	// waits for them.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	return srv
+	return &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 }
