@@ -69,7 +69,7 @@ generate: ## go generate ./...
 image: ## build the image IMAGE (mcs-gitops:<git describe>) for linux/IMAGE_ARCH without a container engine: an OCI layout and a docker load tarball in IMAGE_OUT
 	@test -n '$(VERSION)' || { echo 'make image: no version (not a Git checkout?): set VERSION=... and SOURCE_DATE_EPOCH=...' >&2; exit 1; }
 	CGO_ENABLED=0 GOOS=linux GOARCH='$(IMAGE_ARCH)' $(GO) build -trimpath -buildvcs=auto \
-		-ldflags '-s -w -X github.com/mcs-gitops/mcs-gitops/buildinfo.version=$(VERSION)' \
+		-ldflags '-s -w -X github.com/mcs-gitops/mcs-gitops/internal/buildinfo.version=$(VERSION)' \
 		-o '$(IMAGE_OUT)/mcs-gitops' ./cmd/mcs-gitops
 	$(GO) run ./build/image --binary '$(IMAGE_OUT)/mcs-gitops' --version '$(VERSION)' --image '$(IMAGE)' \
 		--ca-certs '$(CA_CERTS)' --out '$(IMAGE_OUT)'

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 

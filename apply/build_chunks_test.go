@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 )
 
 // oneRun is `kustomize build clusters/<member>/` as one kustomize run over

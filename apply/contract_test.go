@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcs-gitops/mcs-gitops/contract"
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // Everything the renderer emits, for every scenario and every member, is

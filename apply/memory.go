@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mcs-gitops/mcs-gitops/contract"
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // Memory remembers what an Applier last applied successfully, object by

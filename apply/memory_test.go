@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcs-gitops/mcs-gitops/contract"
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
 
 // Changes lists the files a write touched, slash-separated and sorted.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
 
 // DiffTree returns a unified diff from what dir holds to files, empty when

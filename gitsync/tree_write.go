@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
 
 // stagedSuffix marks a file written but not yet renamed into place. One

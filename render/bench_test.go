@@ -3,7 +3,7 @@ package render_test
 import (
 	"testing"
 
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
 
 // FileName is where a member's snapshot lives inside an inputs directory.

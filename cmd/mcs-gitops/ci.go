@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
-	"github.com/mcs-gitops/mcs-gitops/layout"
-	"github.com/mcs-gitops/mcs-gitops/nofollow"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )

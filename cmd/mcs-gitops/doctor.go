@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcs-gitops/mcs-gitops/doctor"
+	"github.com/mcs-gitops/mcs-gitops/internal/member/doctor"
 )
 
 func newDoctorCommand() *cobra.Command {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mcs-gitops/mcs-gitops/join"
+	"github.com/mcs-gitops/mcs-gitops/internal/member/join"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 

@@ -20,9 +20,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
-	"github.com/mcs-gitops/mcs-gitops/forge"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
-	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/internal/review/forge"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcs-gitops/mcs-gitops/fleetstatus"
+	"github.com/mcs-gitops/mcs-gitops/internal/fleetstatus"
 )
 
 func newStatusCommand() *cobra.Command {

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/mcs-gitops/mcs-gitops/doctor"
-	"github.com/mcs-gitops/mcs-gitops/fleetstatus"
+	"github.com/mcs-gitops/mcs-gitops/internal/fleetstatus"
+	"github.com/mcs-gitops/mcs-gitops/internal/member/doctor"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )

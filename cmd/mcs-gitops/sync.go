@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
-	"github.com/mcs-gitops/mcs-gitops/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 

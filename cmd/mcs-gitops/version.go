@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcs-gitops/mcs-gitops/buildinfo"
+	"github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
 )
 
 func newVersionCommand() *cobra.Command {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcs-gitops/mcs-gitops/buildinfo"
+	"github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
 )
 
 // The test binary links the same libraries as mcs-gitops, so their versions

@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 echo "==> building mcs-gitops, the members program and the suite"
 go build -o "$work/mcs-gitops" ./cmd/mcs-gitops
-go build -o "$work/members" ./fixtures/demo/members
+go build -o "$work/members" ./test/demo/members
 (cd "$checkout/conformance" && GOFLAGS=-mod=mod go test -c -o "$work/conformance.test" .)
 
 # The suite makes its own namespaces and workloads; the members start empty.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
-	"github.com/mcs-gitops/mcs-gitops/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )

@@ -25,7 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	info "github.com/mcs-gitops/mcs-gitops/buildinfo"
+	info "github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
 )
 
 const (

@@ -29,7 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	info "github.com/mcs-gitops/mcs-gitops/buildinfo"
+	info "github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
 )
 
 // TestImage builds mcs-gitops as make image does, packages it twice, and
@@ -43,7 +43,7 @@ func TestImage(t *testing.T) {
 	dir := t.TempDir()
 	binary := filepath.Join(dir, "mcs-gitops")
 	build := exec.Command("go", "build", "-trimpath", "-buildvcs=auto",
-		"-ldflags", "-s -w -X github.com/mcs-gitops/mcs-gitops/buildinfo.version=v0.0.0-imagetest",
+		"-ldflags", "-s -w -X github.com/mcs-gitops/mcs-gitops/internal/buildinfo.version=v0.0.0-imagetest",
 		"-o", binary, "github.com/mcs-gitops/mcs-gitops/cmd/mcs-gitops")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	out, err := build.CombinedOutput()

@@ -1,0 +1,135 @@
+package fleetstatus
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+)
+
+// WriteJSON and WriteYAML print the view for scripts.
+func (v *View) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (v *View) WriteYAML(w io.Writer) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// WriteText prints the view for a person.
+func (v *View) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if v.Commit != nil {
+		fmt.Fprintf(&b, "commit %s  %s  %s\n  %s\n\n", v.Commit.Hash[:12], v.Commit.When.Format(time.RFC3339), v.Commit.Author, v.Commit.Subject)
+	} else {
+		b.WriteString("no commit yet\n\n")
+	}
+	b.WriteString("MEMBERS\n")
+	for _, m := range v.Members {
+		switch {
+		case m.Reachable && m.UnreachableSince != nil:
+			fmt.Fprintf(&b, "  %-20s reachable (%s); the last commit records it unreachable since %s\n", m.Name, m.Version, m.UnreachableSince.Format(time.RFC3339))
+		case m.Reachable:
+			fmt.Fprintf(&b, "  %-20s reachable (%s)\n", m.Name, m.Version)
+		case m.UnreachableSince != nil:
+			fmt.Fprintf(&b, "  %-20s UNREACHABLE since %s: %s\n", m.Name, m.UnreachableSince.Format(time.RFC3339), m.Reason)
+		default:
+			fmt.Fprintf(&b, "  %-20s UNREACHABLE: %s\n", m.Name, m.Reason)
+		}
+		for _, c := range m.Health {
+			fmt.Fprintf(&b, "  %-20s %s %s: %s\n", "", c.Status, c.Name, c.Message)
+			if c.Fix != "" {
+				fmt.Fprintf(&b, "  %-20s   fix: %s\n", "", c.Fix)
+			}
+		}
+	}
+	b.WriteString("\nSERVICES\n")
+	if len(v.Services) == 0 {
+		b.WriteString("  none exported\n")
+	}
+	for _, s := range v.Services {
+		state := "imported everywhere"
+		if !s.Imported() {
+			state = "NOT imported everywhere"
+		}
+		fmt.Fprintf(&b, "  %s/%s  %s, %s\n", s.Namespace, s.Name, orDash(s.Type), state)
+		if s.LastChange != nil {
+			fmt.Fprintf(&b, "    last changed %s by %s in %s: %s\n", s.LastChange.When.Format(time.RFC3339), s.LastChange.Author, s.LastChange.Hash[:12], s.LastChange.Subject)
+		}
+		for _, e := range s.Exporters {
+			var conds []string
+			for _, c := range e.Conditions {
+				cs := c.Type + "=" + c.Status
+				if c.Status != "True" && c.Type != "Conflict" || c.Type == "Conflict" && c.Status == "True" {
+					cs += " (" + c.Reason + ")"
+				}
+				conds = append(conds, cs)
+			}
+			fmt.Fprintf(&b, "    exported by %-14s %d ready endpoint(s)  %s\n", e.Member, e.ReadyEndpoints, strings.Join(conds, " "))
+		}
+		for _, i := range s.Importers {
+			switch {
+			case !i.Present:
+				fmt.Fprintf(&b, "    imported by %-14s MISSING (not in the member yet, or the member could not be read)\n", i.Member)
+			case i.NotServed != "":
+				fmt.Fprintf(&b, "    imported by %-14s without addresses: %s\n", i.Member, i.NotServed)
+			default:
+				fmt.Fprintf(&b, "    imported by %-14s %s\n", i.Member, orDash(strings.Join(i.IPs, ", ")))
+			}
+		}
+		for _, wn := range s.Warnings {
+			fmt.Fprintf(&b, "    warning: %s\n", wn)
+		}
+	}
+	if r := v.Review; r != nil {
+		writeReview(&b, r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeReview prints what waits for a person in review mode.
+func writeReview(b *strings.Builder, r *layout.ReviewState) {
+	b.WriteString("\nREVIEW\n")
+	if len(r.Proposals)+len(r.Rejected)+len(r.Overrides)+len(r.HeldImports) == 0 {
+		b.WriteString("  nothing waits for approval\n")
+	}
+	for _, p := range r.Proposals {
+		where := p.URL
+		if where == "" {
+			where = "request being opened on " + p.Branch
+		}
+		fmt.Fprintf(b, "  waiting   %s (%s): %s\n", p.Name, strings.Join(p.Kinds, ", "), where)
+		for _, s := range p.Summary {
+			fmt.Fprintf(b, "              %s\n", s)
+		}
+	}
+	for _, p := range r.Rejected {
+		fmt.Fprintf(b, "  rejected  %s: %s (held until the exports change)\n", p.Name, orDash(p.URL))
+	}
+	for _, o := range r.Overrides {
+		fmt.Fprintf(b, "  declined  %s does not import %s/%s (taken out of a merged proposal; until the exports change)\n", o.Member, o.Namespace, o.Name)
+	}
+	for _, h := range r.HeldImports {
+		fmt.Fprintf(b, "  held      %s/%s is not imported into %s yet\n", h.Namespace, h.Name, h.Member)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

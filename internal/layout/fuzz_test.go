@@ -1,0 +1,533 @@
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// fuzzMembers names the members FuzzRender builds; its inputs are their
+// snapshots, in this order.
+var fuzzMembers = []string{"cluster-1", "cluster-2", "cluster-3"}
+
+// seedInputs returns up to three member snapshots per seed: the demo
+// ClusterSet and the inputs of the scenario archives in fixtures/. Archives
+// over 64 KiB are left out: the fuzzer spends its time copying and
+// mutating them, and their golden test covers them.
+func seedInputs(tb testing.TB) [][3][]byte {
+	tb.Helper()
+	var seeds [][3][]byte
+	var demo [3][]byte
+	for i, m := range fuzzMembers {
+		data, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "demo", "inputs", m+".yaml"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		demo[i] = data
+	}
+	seeds = append(seeds, demo)
+	archives, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "*.txtar"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, a := range archives {
+		if fi, err := os.Stat(a); err != nil || fi.Size() > 64<<10 {
+			continue
+		}
+		ar, err := txtar.ParseFile(a)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var in [3][]byte
+		n := 0
+		for _, f := range ar.Files {
+			if strings.HasPrefix(f.Name, "inputs/") && n < len(in) {
+				in[n] = f.Data
+				n++
+			}
+		}
+		if n > 0 {
+			seeds = append(seeds, in)
+		}
+	}
+	return seeds
+}
+
+// FuzzRender renders a three-member ClusterSet from fuzzed snapshot files
+// and lays it out as files. It lives with the layout because it checks both.
+// Whatever parses must render without panicking, render the same twice,
+// serialize exactly as the sigs.k8s.io/yaml reference does, and give only
+// objects a kube-apiserver would accept the names and labels of.
+func FuzzRender(f *testing.F) {
+	for _, s := range seedInputs(f) {
+		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2, 64 | 12} {
+			f.Add(s[0], s[1], s[2], opts)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in1, in2, in3 []byte, opts byte) {
+		var snaps []*snapshot.Snapshot
+		for i, data := range [][]byte{in1, in2, in3} {
+			s, err := snapshot.Parse(fuzzMembers[i], fuzzMembers[i]+".yaml", data)
+			if err != nil {
+				return
+			}
+			snaps = append(snaps, s)
+		}
+		cfg := &v1alpha1.ClusterSet{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind, Metadata: v1alpha1.Metadata{Name: "fuzz"}}
+		for _, m := range fuzzMembers {
+			cfg.Spec.Members = append(cfg.Spec.Members, v1alpha1.Member{Name: m})
+		}
+		cfg.Spec.Render.CreateMissingNamespaces = opts&1 != 0
+		if opts&2 != 0 {
+			cfg.Spec.Render.ServiceImportAPIVersion = v1alpha1.ServiceImportV1Beta1
+		}
+		// Bit 4 puts cluster-2 in gateway mode; bit 8 gives every member a
+		// gateway with a three-port TCP range and cluster-3 a mesh; bit 64
+		// declares every gateway's TCP listeners in its Gateway.
+		for i := range cfg.Spec.Members {
+			m := &cfg.Spec.Members[i]
+			if opts&4 != 0 && i == 1 || opts&8 != 0 {
+				m.Gateway = &v1alpha1.Gateway{Host: fmt.Sprintf("192.0.2.%d", i+1), Namespace: "gw", Name: "east-west"}
+			}
+			if opts&4 != 0 && i == 1 {
+				m.Mode = v1alpha1.ModeGateway
+			}
+			if opts&64 != 0 && m.Gateway != nil {
+				m.Gateway.TCPListeners = v1alpha1.TCPListenersGateway
+			}
+			if opts&8 != 0 {
+				m.Gateway.TCPPorts = &v1alpha1.PortRange{From: 30000, To: 30002}
+				m.Mesh = i == 2
+			}
+		}
+		cfg.Default()
+		// Bits 16 and 32 give the members IP families, as their
+		// ServiceCIDRs would: unknown, or a rotation of IPv4-only,
+		// IPv6-only and dual-stack, so single-stack members meet every
+		// kind of export.
+		stacks := [][]string{{"10.96.0.0/16"}, {"fd00:96::/112"}, {"10.96.0.0/16", "fd00:96::/112"}}
+		if rot := int(opts>>4) & 3; rot != 0 {
+			for i, s := range snaps {
+				s.ServiceCIDRs = []networkingv1.ServiceCIDR{{ObjectMeta: metav1.ObjectMeta{Name: snapshot.DefaultServiceCIDR},
+					Spec: networkingv1.ServiceCIDRSpec{CIDRs: stacks[(i+rot)%3]}}}
+			}
+		}
+
+		out, err := render.Render(cfg, snaps, nil)
+		if err != nil {
+			return // ClusterSet-level problems, e.g. duplicate cluster IDs
+		}
+		files, err := Files(out)
+		want, refErr := referenceFiles(out)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("Files error %v, reference error %v", err, refErr)
+		}
+		if err != nil {
+			return
+		}
+		if msg := diffFileSets(want, files, ambiguousObjects(out)); msg != "" {
+			t.Fatalf("Files differs from the sigs.k8s.io/yaml reference:\n%s", msg)
+		}
+
+		again, err := render.Render(cfg, snaps, nil)
+		if err != nil {
+			t.Fatalf("second render failed: %v", err)
+		}
+		files2, err := Files(again)
+		if err != nil {
+			t.Fatalf("second Files failed: %v", err)
+		}
+		if msg := diffFileSets(files, files2, nil); msg != "" {
+			t.Fatalf("rendering twice differs:\n%s", msg)
+		}
+
+		objects := 0
+		for _, m := range out.Members {
+			seen := map[string]bool{}
+			for _, o := range m.Objects {
+				objects++
+				if seen[o.Path] {
+					t.Errorf("%s: two objects go to %s", m.Name, o.Path)
+				}
+				seen[o.Path] = true
+				if path.Clean(o.Path) != o.Path || strings.HasPrefix(o.Path, "/") || strings.HasPrefix(o.Path, "..") {
+					t.Errorf("%s: unsafe path %q", m.Name, o.Path)
+				}
+				for _, msg := range objectProblems(o) {
+					t.Errorf("%s: %s: %s", m.Name, o.Path, msg)
+				}
+				if svc, ok := o.Object.(*corev1.Service); ok {
+					// A single-stack apiserver refuses two pinned families,
+					// and any apiserver a family it does not have.
+					if len(svc.Spec.IPFamilies) > 1 {
+						t.Errorf("%s: %s pins two IP families", m.Name, o.Path)
+					}
+					if fams := snapFamilies(snaps, m.Name); fams != nil {
+						for _, f := range svc.Spec.IPFamilies {
+							if !slices.Contains(fams, f) {
+								t.Errorf("%s: %s asks for %s, which the member (%v) does not have", m.Name, o.Path, f, fams)
+							}
+						}
+					}
+				}
+			}
+		}
+		// One file per object, kustomization and status, plus SUMMARY.md:
+		// no two of them may land on the same path.
+		wantFiles := objects + len(out.Members) + len(out.Report.Services) + 1
+		if len(out.Report.Gateways) > 0 {
+			wantFiles++ // status/gateways.yaml
+		}
+		if len(files) != wantFiles {
+			t.Errorf("%d files for %d objects, %d members and %d services: paths collide", len(files), objects, len(out.Members), len(out.Report.Services))
+		}
+	})
+}
+
+func snapFamilies(snaps []*snapshot.Snapshot, member string) []corev1.IPFamily {
+	for _, s := range snaps {
+		if s.Member == member {
+			return s.IPFamilies()
+		}
+	}
+	return nil
+}
+
+// objectProblems checks what the apiserver checks of every rendered
+// object's metadata: the name for its kind, the namespace, labels and
+// annotations.
+func objectProblems(o render.Object) []string {
+	acc, ok := o.Object.(metav1.Object)
+	if !ok {
+		return []string{fmt.Sprintf("%T has no object metadata", o.Object)}
+	}
+	kind := o.Object.GetObjectKind().GroupVersionKind().Kind
+	var msgs []string
+	var nameMsgs []string
+	switch kind {
+	case "ServiceImport", "Service":
+		// A ServiceImport's name is a Service name, served in DNS as a label.
+		nameMsgs = validation.IsDNS1035Label(acc.GetName())
+	case "EndpointSlice", "HTTPRoute", "TCPRoute", "ListenerSet", "Gateway":
+		nameMsgs = validation.IsDNS1123Subdomain(acc.GetName())
+	case "Namespace":
+		nameMsgs = validation.IsDNS1123Label(acc.GetName())
+	default:
+		msgs = append(msgs, "unexpected kind "+kind)
+	}
+	for _, m := range nameMsgs {
+		msgs = append(msgs, fmt.Sprintf("%s name %q: %s", kind, acc.GetName(), m))
+	}
+	if kind != "Namespace" {
+		for _, m := range validation.IsDNS1123Label(acc.GetNamespace()) {
+			msgs = append(msgs, fmt.Sprintf("namespace %q: %s", acc.GetNamespace(), m))
+		}
+	}
+	errs := metav1validation.ValidateLabels(acc.GetLabels(), field.NewPath("metadata", "labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(acc.GetAnnotations(), field.NewPath("metadata", "annotations"))...)
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	switch obj := o.Object.(type) {
+	case *discoveryv1.EndpointSlice:
+		if len(obj.Endpoints) > 1000 {
+			msgs = append(msgs, fmt.Sprintf("%d endpoints, over the 1000 a slice holds", len(obj.Endpoints)))
+		}
+	case *mcsv1alpha1.ServiceImport:
+		for _, p := range obj.Spec.Ports {
+			if p.Name != "" {
+				for _, m := range validation.IsValidPortName(p.Name) {
+					msgs = append(msgs, fmt.Sprintf("port name %q: %s", p.Name, m))
+				}
+			}
+		}
+	case *corev1.Service:
+		for _, p := range obj.Spec.Ports {
+			if p.Name != "" {
+				for _, m := range validation.IsValidPortName(p.Name) {
+					msgs = append(msgs, fmt.Sprintf("port name %q: %s", p.Name, m))
+				}
+			}
+		}
+	}
+	return msgs
+}
+
+// referenceFiles is Files as it was before serialization was optimized:
+// sequential, every file through sigs.k8s.io/yaml.
+func referenceFiles(out *render.Output) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, m := range out.Members {
+		resources := make([]string, 0, len(m.Objects))
+		for _, o := range m.Objects {
+			js, err := json.Marshal(o.Object)
+			if err != nil {
+				return nil, fmt.Errorf("member %q: %s: %w", m.Name, o.Path, err)
+			}
+			b, err := marshalReference(js)
+			if err != nil {
+				return nil, fmt.Errorf("member %q: %s: %w", m.Name, o.Path, err)
+			}
+			files[MemberDir(m.Name)+o.Path] = b
+			resources = append(resources, o.Path)
+		}
+		k, err := yaml.Marshal(map[string]any{
+			"apiVersion": "kustomize.config.k8s.io/v1beta1",
+			"kind":       "Kustomization",
+			"resources":  resources,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("member %q: kustomization.yaml: %w", m.Name, err)
+		}
+		files[MemberDir(m.Name)+"kustomization.yaml"] = append([]byte(generatedHeader), k...)
+	}
+	for _, s := range out.Report.Services {
+		b, err := yaml.Marshal(s)
+		if err != nil {
+			return nil, fmt.Errorf("status of %s/%s: %w", s.Namespace, s.Name, err)
+		}
+		files[ServiceStatusFile(s.Namespace, s.Name)] = append([]byte(generatedHeader), b...)
+	}
+	if len(out.Report.Gateways) > 0 {
+		b, err := yaml.Marshal(gatewaysDoc{Gateways: out.Report.Gateways})
+		if err != nil {
+			return nil, fmt.Errorf("gateways: %w", err)
+		}
+		files[GatewaysFile] = append([]byte(generatedHeader), b...)
+	}
+	files[SummaryFile] = []byte(Summary(&out.Report))
+	return files, nil
+}
+
+// keyOrderAmbiguous reports whether some mapping in v has keys that
+// yaml.v2's "natural" key comparison (sorter.go) does not order
+// consistently, e.g. a09, a91 and a9X02, each less than the next and
+// a9X02 less than a09. yaml.v2 then sorts them starting from Go's random
+// map order, so sigs.k8s.io/yaml gives different bytes from run to run
+// and there is no reference output to compare with.
+func keyOrderAmbiguous(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([][]byte, 0, len(x))
+		for k, e := range x {
+			keys = append(keys, []byte(k))
+			if keyOrderAmbiguous(e) {
+				return true
+			}
+		}
+		for _, a := range keys {
+			for _, b := range keys {
+				if string(a) == string(b) {
+					continue
+				}
+				if yamlKeyLess(a, b) == yamlKeyLess(b, a) {
+					return true
+				}
+				for _, c := range keys {
+					if yamlKeyLess(a, b) && yamlKeyLess(b, c) && !yamlKeyLess(a, c) {
+						return true
+					}
+				}
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if keyOrderAmbiguous(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ambiguousObjects lists the object files whose YAML key order yaml.v2
+// does not define (see keyOrderAmbiguous).
+func ambiguousObjects(out *render.Output) map[string]bool {
+	paths := map[string]bool{}
+	for _, m := range out.Members {
+		for _, o := range m.Objects {
+			js, err := json.Marshal(o.Object)
+			if err != nil {
+				continue
+			}
+			var v any
+			if json.Unmarshal(js, &v) == nil && keyOrderAmbiguous(v) {
+				paths[MemberDir(m.Name)+o.Path] = true
+			}
+		}
+	}
+	return paths
+}
+
+// diffFileSets describes how got differs from want, ignoring the paths in
+// skip.
+func diffFileSets(want, got map[string][]byte, skip map[string]bool) string {
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		if skip[p] {
+			continue
+		}
+		w, wok := want[p]
+		g, gok := got[p]
+		switch {
+		case !gok:
+			fmt.Fprintf(&b, "missing %s\n", p)
+		case !wok:
+			fmt.Fprintf(&b, "extra %s\n", p)
+		case !bytes.Equal(w, g):
+			fmt.Fprintf(&b, "%s:\n--- want\n%s\n--- got\n%s\n", p, w, g)
+		}
+	}
+	return b.String()
+}
+
+// TestFilesMatchReferenceGenerated runs the comparison FuzzRender makes on a
+// generated ClusterSet, which has more variety of the common kinds (headless
+// services, app protocols, many namespaces) than the scenarios.
+func TestFilesMatchReferenceGenerated(t *testing.T) {
+	cfg, snaps := generate.ClusterSet(generate.Params{Members: 4, Services: 60, ExportersPerService: 2, EndpointsPerExporter: 5, Seed: 3})
+	out, err := render.Render(cfg, snaps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Files(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := referenceFiles(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := diffFileSets(want, got, nil); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+// FuzzYAML compares the fast JSON-to-YAML writer with sigs.k8s.io/yaml on
+// arbitrary documents, the way Files uses it: whatever encoding/json writes
+// for the value, and Marshal's pruning on top. Where the fast writer gives
+// up, it must be because the case is one it does not cover, never a
+// difference in bytes.
+func FuzzYAML(f *testing.F) {
+	for _, seed := range []string{
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","creationTimestamp":null},"spec":{"ports":[{"port":80}]},"status":{"loadBalancer":{}}}`,
+		`{"a":"","b":"true","c":"1:20","d":"0x1F","e":"2001-12-14","f":"- x","g":"x: y","h":"#x","i":" lead","j":"trail ","k":"it's","l":"\u00e9\u2028","m":"\ufeffbom","n":"tab\there","o":"\ud83d\ude00","p":"-","q":"---x","r":"...","s":"~","t":".5","u":"+1_000","v":"0b101","w":"1e3","x":"10.0.0.1","y":"fd00::1","z":"a\u007fb"}`,
+		`{"k":"` + strings.Repeat("word ", 40) + `","l":[` + `"` + strings.Repeat("x", 100) + ` y z","` + strings.Repeat("it's ", 30) + `"],"m":{"n":[[1,2],[],{}],"o":[{"p":null,"q":true}]}}`,
+		`{"a10":1,"a9":2,"a09":3,"b":4,"B":5,"_x":6,"1":7,"":8,"é":9,"a.b/c":10}`,
+		`{"message":"port \"http\" 80/TCP conflicts with port \"web\" 80/TCP of cluster-2's export, created earlier; cluster-2's port wins"}`,
+		`{"x":-5,"y":0,"z":9223372036854775807,"w":1.5,"v":-0}`,
+		`{"multi":"line one\nline two"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	cfg, err := v1alpha1.LoadFile(filepath.Join("..", "..", "fixtures", "demo", "clusterset.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	snaps, err := snapshot.LoadDir(filepath.Join("..", "..", "fixtures", "demo", "inputs"), fuzzMembers)
+	if err != nil {
+		f.Fatal(err)
+	}
+	out, err := render.Render(cfg, snaps, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, o := range out.Members[0].Objects {
+		js, err := json.Marshal(o.Object)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(js)
+	}
+	for _, s := range out.Report.Services {
+		js, err := json.Marshal(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(js)
+	}
+
+	st := newYAMLState()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil {
+			return
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return
+		}
+		js, err := st.marshalJSON(v)
+		if err != nil {
+			return
+		}
+		js = bytes.Clone(js)
+		ambiguous := keyOrderAmbiguous(v)
+		for _, prune := range []bool{false, true} {
+			var want []byte
+			var wantErr error
+			if prune {
+				want, wantErr = marshalReference(js)
+			} else {
+				want, wantErr = yaml.JSONToYAML(js)
+			}
+			got, err := st.jsonToYAML(js, prune, "")
+			if err != nil {
+				if err != errUnsupported {
+					t.Fatalf("prune=%v: unexpected error %v", prune, err)
+				}
+				continue
+			}
+			if wantErr != nil {
+				t.Fatalf("prune=%v: reference fails (%v) but the fast writer gave:\n%s", prune, wantErr, got)
+			}
+			if ambiguous {
+				// The reference has no one answer; the fast writer must at
+				// least give the same one every time.
+				again, err := st.jsonToYAML(js, prune, "")
+				if err != nil || !bytes.Equal(got, again) {
+					t.Fatalf("prune=%v: fast writer not deterministic: %v\n%s\n---\n%s", prune, err, got, again)
+				}
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("prune=%v: differs for %s\n--- reference\n%s\n--- fast\n%s", prune, js, want, got)
+			}
+		}
+	})
+}

@@ -1,0 +1,142 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// applyCommit applies commit to the members in only (all members when
+// only is nil), each independently and in parallel.
+func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[string]bool, allowEmpty bool) ([]*apply.Result, error) {
+	files, report, err := l.readCommit(commit)
+	if err != nil {
+		return nil, err
+	}
+	return l.applyFiles(ctx, commit, files, report, only, allowEmpty), nil
+}
+
+// readCommit reads what apply needs from commit: its files under
+// clusters/ and status/ and the report they hold.
+func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Report, error) {
+	files, err := l.Repo.Files(commit, layout.ClustersDir, layout.StatusDir)
+	if err != nil {
+		return nil, nil, &RepoError{fmt.Errorf("read commit %s: %w", commit.String()[:12], err)}
+	}
+	report, err := layout.ReadReport(files)
+	if err != nil {
+		return nil, nil, fmt.Errorf("commit %s: %w", commit.String()[:12], err)
+	}
+	return files, report, nil
+}
+
+// applyFiles applies one commit's files to the members in only (all when
+// only is nil).
+func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
+	if l.Apply == ApplyNone && only != nil {
+		return nil
+	}
+	var targets []*apply.Applier
+	for _, m := range l.Members.Members() {
+		if only != nil && !only[m.Name] {
+			continue
+		}
+		if m.Err != nil {
+			continue
+		}
+		a := apply.New(m.Client, l.Config.Metadata.Name, l.contractOf(m.Name), l.log())
+		a.AllowEmpty = allowEmpty
+		switch {
+		case only == nil:
+			// apply --ref always applies in full.
+		case l.Apply == ApplyStatusOnly:
+			a.StatusOnly = true
+		default:
+			a.Memory = l.memory(m.Name)
+		}
+		a.Builds = l.buildCache(m.Name)
+		a.Events, a.Commit = l.eventsFor(m), commit.String()
+		targets = append(targets, a)
+	}
+	results := apply.ApplyAll(ctx, targets, files, report)
+	l.observeApply(results)
+	return results
+}
+
+// ApplyRef applies what commit holds to every member, the apply --ref
+// command: nothing is read from the clusters and nothing is committed. A
+// member the commit has no directory for fails with apply.ErrNoMemberDir
+// and is left alone, unless allowEmpty: then everything applied there is
+// pruned. With spec.git.verify, a commit that does not verify is refused
+// with a *gitsync.VerifyError before anything is read or applied.
+func (l *Loop) ApplyRef(ctx context.Context, commit plumbing.Hash, allowEmpty bool) ([]*apply.Result, error) {
+	if err := l.verify(commit); err != nil {
+		return nil, err
+	}
+	results, err := l.applyCommit(ctx, commit, nil, allowEmpty)
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, m := range l.Members.Members() {
+		if m.Err != nil {
+			failed = append(failed, fmt.Sprintf("%s: connect: %v", m.Name, m.Err))
+		}
+	}
+	failed = append(failed, applyProblems(results)...)
+	if len(failed) > 0 {
+		return results, &PartialError{Failed: failed}
+	}
+	return results, nil
+}
+
+// applyProblems lists the members whose apply failed and the objects a
+// member did not take (refused by its apiserver, or a collision).
+func applyProblems(results []*apply.Result) []string {
+	var out []string
+	for _, r := range results {
+		if r.Err != nil {
+			out = append(out, fmt.Sprintf("%s: apply: %v", r.Member, r.Err))
+		}
+		for _, rf := range r.Refused {
+			out = append(out, fmt.Sprintf("%s: not applied: %s", r.Member, rf))
+		}
+	}
+	return out
+}
+
+func (l *Loop) observeApply(results []*apply.Result) {
+	if l.Metrics == nil {
+		return
+	}
+	for _, r := range results {
+		c := l.Metrics.ApplyResults
+		c.WithLabelValues(r.Member, "created").Add(float64(len(r.Created)))
+		c.WithLabelValues(r.Member, "configured").Add(float64(len(r.Configured)))
+		c.WithLabelValues(r.Member, "unchanged").Add(float64(len(r.Unchanged)))
+		c.WithLabelValues(r.Member, "deleted").Add(float64(len(r.Deleted)))
+		c.WithLabelValues(r.Member, "skipped").Add(float64(len(r.Skipped)))
+		c.WithLabelValues(r.Member, "refused").Add(float64(len(r.Refused)))
+		if r.Err != nil {
+			c.WithLabelValues(r.Member, "failed").Inc()
+		}
+		// Refused holds the collisions and the contract's refusals too.
+		l.Metrics.MemberFailedObjects.WithLabelValues(r.Member).Set(float64(len(r.Refused)))
+	}
+}
+
+// contractOf is what member's directory may hold, from the config.
+func (l *Loop) contractOf(member string) contract.Member {
+	for i := range l.Config.Spec.Members {
+		if m := &l.Config.Spec.Members[i]; m.Name == member {
+			return contract.MemberOf(l.Config, m)
+		}
+	}
+	return contract.Member{Name: member}
+}

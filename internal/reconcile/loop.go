@@ -1,0 +1,112 @@
+package reconcile
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Loop holds what every cycle needs. Build one with the clients and the
+// repository already open. What the world is, is in Git; between cycles
+// it keeps only caches that save work and never change an outcome: per
+// member what was last applied (forgotten every resyncInterval) and the
+// kustomize output of its directory's chunks (keyed by the files' bytes);
+// what the last commit read says; each member's last snapshot as
+// normalized; the last render that changed nothing, with what it was made
+// from; and in Repo the HEAD tree's blob hashes and
+// whether the worktree holds HEAD.
+type Loop struct {
+	Config *v1alpha1.ClusterSet
+	// ConfigBytes is clusterset.yaml as the user wrote it, committed
+	// verbatim. Loading already refused any inline credential.
+	ConfigBytes []byte
+	Members     *clusters.Set
+	Repo        *gitsync.Repo
+	Log         *slog.Logger
+	// Metrics may be nil.
+	Metrics *Metrics
+	// Apply says what a cycle does to the members after it commits:
+	// ApplyAll (the default), ApplyStatusOnly (another applier applies
+	// the directories) or ApplyNone.
+	Apply ApplyMode
+	// Events turns on Kubernetes Events on exports, imports and policies
+	// in each member; call CloseEvents when done.
+	Events bool
+	// Review turns review mode on (NewReviewer); nil when off.
+	Review *Reviewer
+	// Now is the clock; tests pin it. Defaults to time.Now.
+	Now func() time.Time
+
+	// memories keep, per member, what was last applied, so a cycle only
+	// sends what changed; forgotten every resyncInterval.
+	memories sync.Map // member name -> *apply.Memory
+	// builds keep, per member, the kustomize output of each chunk of its
+	// directory, so a cycle builds only the files that changed.
+	builds sync.Map // member name -> *apply.BuildCache
+	// recorders hold each member's event broadcaster (Events).
+	recorders sync.Map // member name -> *memberEvents
+
+	cacheMu sync.Mutex
+	// committed is what commit committedAt says (readCommitted).
+	committed   *layout.Committed
+	committedAt plumbing.Hash
+	// unchanged is the last render that changed nothing (see publish).
+	unchanged *unchangedRender
+	// norm remembers each member's last normalized snapshot.
+	norm *clusters.NormalizeCache
+}
+
+// ApplyMode is what a cycle does to the members after it commits.
+type ApplyMode string
+
+// Apply modes; docs/flux-argo.md says when to use which.
+const (
+	// ApplyAll applies every member's directory and writes status.
+	ApplyAll ApplyMode = "all"
+	// ApplyStatusOnly writes only what mcs-gitops alone can write (import
+	// spec.ips and status, export conditions, policy status), for members
+	// whose directories Flux or Argo CD applies.
+	ApplyStatusOnly ApplyMode = "status-only"
+	// ApplyNone collects, renders, commits and pushes only.
+	ApplyNone ApplyMode = "none"
+)
+
+func (l *Loop) normalized() *clusters.NormalizeCache {
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	if l.norm == nil {
+		l.norm = clusters.NewNormalizeCache()
+	}
+	return l.norm
+}
+
+func (l *Loop) memory(member string) *apply.Memory {
+	m, _ := l.memories.LoadOrStore(member, apply.NewMemory(l.Config.Spec.Sync.Timings().ResyncInterval))
+	return m.(*apply.Memory)
+}
+
+func (l *Loop) buildCache(member string) *apply.BuildCache {
+	c, _ := l.builds.LoadOrStore(member, apply.NewBuildCache())
+	return c.(*apply.BuildCache)
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) log() *slog.Logger {
+	if l.Log != nil {
+		return l.Log
+	}
+	return slog.Default()
+}

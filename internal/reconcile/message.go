@@ -1,0 +1,14 @@
+package reconcile
+
+import (
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+)
+
+// message describes the commit of t given what changed in the tree.
+func (t *tree) message(changes *gitsync.Changes) string {
+	return layout.Message(layout.MessageInput{
+		Prev: t.prev, Next: t.report, Changes: &layout.Changes{Written: changes.Written, Removed: changes.Removed},
+		Health: t.events, Trailers: [][2]string{{"Snapshot-Digest", t.digest}},
+	})
+}

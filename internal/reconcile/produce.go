@@ -1,0 +1,216 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// tree is one rendered repository state, ready to commit.
+type tree struct {
+	files  map[string][]byte
+	report *render.Report
+	prev   *render.Report
+	events []string
+	digest string
+	// review is set in review mode.
+	review *reviewed
+}
+
+// readCommitted loads what commit head says about the world. An empty
+// repository says nothing. The last commit read is kept: a commit never
+// changes, and most cycles render on top of the same one.
+func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	if l.committed != nil && l.committedAt == head {
+		return l.committed, nil
+	}
+	c, err := l.loadCommitted(head)
+	if err != nil {
+		return nil, err
+	}
+	l.committed, l.committedAt = c, head
+	return c, nil
+}
+
+func (l *Loop) loadCommitted(head plumbing.Hash) (*layout.Committed, error) {
+	if head.IsZero() {
+		return layout.ReadCommitted(nil)
+	}
+	files, err := l.Repo.Files(head, layout.CommittedRoots...)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", head.String()[:12], err)
+	}
+	c, err := layout.ReadCommitted(files)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
+	}
+	return c, nil
+}
+
+// resolved is what a render is made from: the commit it goes on top of,
+// what that commit says, and every member's snapshot (live or standing
+// in), with their normalized bytes.
+type resolved struct {
+	head   plumbing.Hash
+	prev   *layout.Committed
+	res    *clusters.Resolution
+	health []byte
+	// reviewGen is the review state's generation the render was made at.
+	reviewGen int
+}
+
+// resolve decides each member's snapshot for a render on top of commit
+// head; clusters.ResolveSnapshots decides what stands in for a member
+// that could not be read.
+func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved, error) {
+	prev, err := l.readCommitted(head)
+	if err != nil {
+		return nil, err
+	}
+	t := l.Config.Spec.Sync.Timings()
+	res, err := clusters.ResolveSnapshots(results,
+		clusters.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter, l.normalized())
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		if kept, ok := res.KeptGateway[r.Member]; ok {
+			l.log().Warn("gateway host did not resolve; keeping the last committed addresses",
+				"member", r.Member, "error", r.GatewayErr.Error(), "kept", strings.Join(kept, ","))
+		}
+	}
+	health, err := layout.FormatHealth(res.Health)
+	if err != nil {
+		return nil, err
+	}
+	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.generation()}, nil
+}
+
+// produce renders the tree for the collected results on top of commit
+// head.
+func (l *Loop) produce(head plumbing.Hash, results []clusters.Result) (*tree, error) {
+	rs, err := l.resolve(head, results)
+	if err != nil {
+		return nil, err
+	}
+	return l.render(rs)
+}
+
+// render renders the tree for what rs resolved.
+func (l *Loop) render(rs *resolved) (*tree, error) {
+	if l.Review != nil {
+		return l.renderReview(rs)
+	}
+	snaps := completeSnapshots(l.memberNames(), rs.res.Snapshots)
+	out, err := render.Render(l.Config, snaps, rs.prev.Report.Allocations())
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return l.treeOf(rs, snaps, out, nil)
+}
+
+// treeOf lays one render out as the repository's tree: the config, the
+// snapshot of each member it was rendered from, the rendered files, the
+// members' health and, in review mode, status/review.yaml. A snapshot
+// review mode changed (a structural change held back) is committed as
+// changed, so the commit renders to itself (render --check).
+func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Output, st *layout.ReviewState) (*tree, error) {
+	prev, res := rs.prev, rs.res
+	files := map[string][]byte{layout.ConfigFile: l.ConfigBytes}
+	inputs := map[string][]byte{}
+	live := make(map[string]*snapshot.Snapshot, len(res.Snapshots))
+	for _, s := range res.Snapshots {
+		live[s.Member] = s
+	}
+	for _, s := range snaps {
+		b, ok := res.Files[s.Member]
+		if !ok {
+			continue // never read and nothing committed
+		}
+		if live[s.Member] != s {
+			var err error
+			if b, err = snapshot.Format(s); err != nil {
+				return nil, fmt.Errorf("render: %w", err)
+			}
+		}
+		files[layout.InputFile(s.Member)] = b
+		inputs[layout.InputFile(s.Member)] = b
+	}
+	rendered, err := layout.Files(out)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	for p, b := range rendered {
+		files[p] = b
+	}
+	files[layout.HealthFile] = rs.health
+	if st != nil {
+		b, err := layout.FormatReviewState(st)
+		if err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		files[layout.ReviewFile] = b
+	}
+	return &tree{
+		files: files, report: &out.Report, prev: prev.Report,
+		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),
+	}, nil
+}
+
+func (l *Loop) memberNames() []string {
+	names := make([]string, len(l.Config.Spec.Members))
+	for i, m := range l.Config.Spec.Members {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// completeSnapshots gives every member a snapshot: one that was never read
+// and has nothing committed counts as empty (no namespaces, no exports),
+// which the report shows, rather than failing the whole render.
+func completeSnapshots(names []string, snaps []*snapshot.Snapshot) []*snapshot.Snapshot {
+	have := map[string]bool{}
+	for _, s := range snaps {
+		have[s.Member] = true
+	}
+	for _, n := range names {
+		if !have[n] {
+			snaps = append(snaps, &snapshot.Snapshot{Member: n})
+		}
+	}
+	return snaps
+}
+
+// healthEvents says in one line each what changed about reachability, for
+// the commit message.
+func healthEvents(prev map[string]clusters.Health, next []clusters.Health) []string {
+	var out []string
+	for _, h := range next {
+		p, seen := prev[h.Member]
+		switch {
+		case !h.Reachable && h.ExportsDropped && !p.ExportsDropped:
+			out = append(out, fmt.Sprintf("%s unreachable since %s (%s) for longer than staleAfter; its exports are dropped",
+				h.Member, sinceString(h), h.Reason))
+		case !h.Reachable && (!seen || p.Reachable):
+			out = append(out, fmt.Sprintf("%s unreachable (%s); keeping its last known exports", h.Member, h.Reason))
+		case h.Reachable && seen && !p.Reachable:
+			out = append(out, fmt.Sprintf("%s reachable again", h.Member))
+		}
+	}
+	return out
+}
+
+func sinceString(h clusters.Health) string {
+	if h.UnreachableSince == nil {
+		return "unknown"
+	}
+	return h.UnreachableSince.UTC().Format("2006-01-02T15:04:05Z")
+}

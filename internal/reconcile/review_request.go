@@ -1,0 +1,151 @@
+package reconcile
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/review"
+)
+
+// This file is what a proposal says: the request's title, body and
+// labels, and its commit message.
+
+func proposalLabels(p *review.Proposal) []string {
+	out := []string{"mcs-gitops"}
+	for _, k := range p.Kinds {
+		out = append(out, "review/"+string(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A request's text must fit what every forge takes, and be kept by it as
+// sent: the loop compares the request with what it would send and edits
+// it when they differ. GitLab and Gitea take titles of 255 characters and
+// GitHub 256, and Gitea cuts a longer one to 255 bytes with an ellipsis
+// (so the loop would edit it again at every commit); the others refuse
+// it. GitHub takes bodies of 65,536 characters. The bounds are in bytes,
+// so they hold for any text.
+const (
+	maxTitle = 255
+	maxBody  = 60000
+)
+
+// cutMark ends a cut title.
+const cutMark = "..."
+
+func proposalTitle(p *review.Proposal) string {
+	title := "mcs-gitops: " + p.Name
+	if len(p.Summary) > 0 {
+		title += ": " + p.Summary[0]
+		if n := len(p.Summary) - 1; n > 0 {
+			title += fmt.Sprintf(" (+%d more)", n)
+		}
+	}
+	if len(title) <= maxTitle {
+		return title
+	}
+	cut := maxTitle - len(cutMark)
+	for cut > 0 && !utf8.RuneStart(title[cut]) {
+		cut--
+	}
+	return title[:cut] + cutMark
+}
+
+func proposalMessage(p *review.Proposal) string {
+	msg := proposalTitle(p) + "\n\n"
+	for _, s := range p.Summary {
+		msg += "- " + s + "\n"
+	}
+	msg += "\nProposal: " + p.Name + "\nProposal-Digest: " + p.Digest + "\n"
+	return msg
+}
+
+func proposalBody(p *review.Proposal, branch, proposal map[string][]byte) string {
+	head := "This proposal was opened by mcs-gitops review mode. It holds a change to who can reach what, rendered on top of the branch it goes into.\n\n"
+	head += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it does:**\n\n"
+	var lists strings.Builder
+	for _, s := range p.Summary {
+		lists.WriteString("- " + s + "\n")
+	}
+	lists.WriteString("\n**Rendered changes, per member** (`+` added, `-` removed, `~` changed; the diff tab has the content):\n\n")
+	lists.WriteString(renderedChanges(branch, proposal))
+	tail := "\n**Merging** applies it to every member. **Closing** it without merging rejects it: mcs-gitops records the rejection and does not propose the same change again until the exports change. Endpoint churn on the target branch is rebased into this branch by mcs-gitops; edit the rendered files here only to override (docs/review-mode.md).\n\n"
+	tail += fmt.Sprintf("<!-- mcs-gitops proposal %s digest %s -->\n", p.Name, p.Digest)
+	return head + cutLines(lists.String(), maxBody-len(head)-len(tail)) + tail
+}
+
+// cutNote ends lists cut to fit.
+const cutNote = "- … the rest is cut to fit the forge's limit on a request's text; the diff tab has every change\n"
+
+// cutLines is s when it fits in limit bytes, else its first whole lines
+// that fit with cutNote after them.
+func cutLines(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	s = s[:max(limit-len(cutNote), 0)]
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[:i+1] + cutNote
+	}
+	return cutNote
+}
+
+func joinKinds(ks []review.Kind) string { return strings.Join(kindNames(ks), ", ") }
+
+// maxChangeLines bounds the file list of one member in a request's body;
+// the forge's diff has the rest.
+const maxChangeLines = 40
+
+// renderedChanges lists, per member, the files under clusters/<member>/
+// a proposal adds, removes or changes against the branch.
+func renderedChanges(branch, proposal map[string][]byte) string {
+	lines := map[string][]string{}
+	add := func(p, mark string) {
+		rest, ok := strings.CutPrefix(p, layout.ClustersDir+"/")
+		if !ok {
+			return
+		}
+		member, file, ok := strings.Cut(rest, "/")
+		if !ok || file == "kustomization.yaml" {
+			return
+		}
+		lines[member] = append(lines[member], mark+" "+file)
+	}
+	for p, b := range proposal {
+		old, ok := branch[p]
+		switch {
+		case !ok:
+			add(p, "+")
+		case !bytes.Equal(old, b):
+			add(p, "~")
+		}
+	}
+	for p := range branch {
+		if _, ok := proposal[p]; !ok {
+			add(p, "-")
+		}
+	}
+	if len(lines) == 0 {
+		return "(no member's objects change: the change is in status/ only)\n"
+	}
+	var out strings.Builder
+	for _, m := range slices.Sorted(maps.Keys(lines)) {
+		ls := lines[m]
+		slices.SortFunc(ls, func(a, b string) int { return strings.Compare(a[2:], b[2:]) })
+		fmt.Fprintf(&out, "- `%s`:\n", m)
+		for i, l := range ls {
+			if i == maxChangeLines {
+				fmt.Fprintf(&out, "  - ... and %d more\n", len(ls)-maxChangeLines)
+				break
+			}
+			fmt.Fprintf(&out, "  - `%s`\n", l)
+		}
+	}
+	return out.String()
+}
