@@ -44,7 +44,7 @@ func (f *ciFlags) json() bool { return f.output == "json" }
 
 // writeSummary appends the review to --summary, if given: appending lets
 // several commands of one CI step share $GITHUB_STEP_SUMMARY.
-func (f *ciFlags) writeSummary(r *layout.Review) error {
+func (f *ciFlags) writeSummary(r *layout.ChangeSummary) error {
 	if f.summary == "" {
 		return nil
 	}
@@ -180,5 +180,5 @@ func (f *ciFlags) summarize(dir string, cfg *v1alpha1.ClusterSet, result *render
 		return err
 	}
 	c := &layout.Changes{Written: changes.Written, Removed: changes.Removed}
-	return f.writeSummary(layout.NewReview(prev, &result.Report, c, memberNames(cfg)))
+	return f.writeSummary(layout.NewChangeSummary(prev, &result.Report, c, memberNames(cfg)))
 }

@@ -46,14 +46,14 @@ read); 2 invalid config or flags; 3 the repository could not be opened or
 			if err != nil {
 				return loopExit(err)
 			}
-			if err := ci.writeSummary(d.Review); err != nil {
+			if err := ci.writeSummary(d.Summary); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			switch {
 			case ci.json():
-				err := writeJSON(w, diffJSON{Message: d.Message, Files: changedFiles(d.Changes), Members: d.Review.Members,
-					Problems: problemsJSON(d.Review.Problems), Unread: orEmpty(d.Unread)})
+				err := writeJSON(w, diffJSON{Message: d.Message, Files: changedFiles(d.Changes), Members: d.Summary.Members,
+					Problems: problemsJSON(d.Summary.Problems), Unread: orEmpty(d.Unread)})
 				if err != nil {
 					return err
 				}

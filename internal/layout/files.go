@@ -1,15 +1,12 @@
 package layout
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/mcs-gitops/mcs-gitops/internal/yamlfast"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -65,13 +62,13 @@ func Files(out *render.Output) (map[string][]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := newYAMLState()
+			enc := yamlfast.NewEncoder()
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
 					return
 				}
-				results[i], errs[i] = jobs[i].marshal(st, cache)
+				results[i], errs[i] = jobs[i].marshal(enc, cache)
 			}
 		}()
 	}
@@ -111,9 +108,9 @@ type yamlCache struct {
 	m  map[string][]byte
 }
 
-func (j *fileJob) marshal(st *yamlState, cache *yamlCache) ([]byte, error) {
+func (j *fileJob) marshal(enc *yamlfast.Encoder, cache *yamlCache) ([]byte, error) {
 	if j.object {
-		js, err := st.marshalJSON(j.obj)
+		js, err := enc.JSON(j.obj)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +120,7 @@ func (j *fileJob) marshal(st *yamlState, cache *yamlCache) ([]byte, error) {
 		if ok {
 			return b, nil
 		}
-		if b, err = st.objectYAML(js); err != nil {
+		if b, err = enc.Object(js); err != nil {
 			return nil, err
 		}
 		cache.mu.Lock()
@@ -131,78 +128,11 @@ func (j *fileJob) marshal(st *yamlState, cache *yamlCache) ([]byte, error) {
 		cache.mu.Unlock()
 		return b, nil
 	}
-	js, err := st.marshalJSON(j.obj)
+	js, err := enc.JSON(j.obj)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
 	}
-	if b, err := st.jsonToYAML(js, false, generatedHeader); err == nil {
-		return b, nil
-	}
-	b, err := yaml.JSONToYAML(js)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(generatedHeader), b...), nil
+	return enc.Document(js, generatedHeader)
 }
 
 const generatedHeader = "# Rendered by mcs-gitops; edits are overwritten.\n"
-
-// Marshal serializes an object as YAML with sorted keys, without the
-// fields a typed Go object always carries but that mean nothing in Git
-// (creationTimestamp: null, an empty status).
-func Marshal(obj any) ([]byte, error) {
-	st := yamlStates.Get().(*yamlState)
-	defer yamlStates.Put(st)
-	return st.marshal(obj)
-}
-
-func (st *yamlState) marshal(obj any) ([]byte, error) {
-	js, err := st.marshalJSON(obj)
-	if err != nil {
-		return nil, err
-	}
-	return st.objectYAML(js)
-}
-
-// objectYAML is the second half of Marshal, from the object's JSON.
-func (st *yamlState) objectYAML(js []byte) ([]byte, error) {
-	if b, err := st.jsonToYAML(js, true, ""); err == nil {
-		return b, nil
-	}
-	return marshalReference(js)
-}
-
-// marshalReference is Marshal through sigs.k8s.io/yaml, the definition of
-// the output; jsonToYAML must give the same bytes whenever it succeeds.
-func marshalReference(js []byte) ([]byte, error) {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		if md["creationTimestamp"] == nil {
-			delete(md, "creationTimestamp")
-		}
-	}
-	if st, ok := m["status"].(map[string]any); ok && isEmpty(st) {
-		delete(m, "status")
-	}
-	return yaml.Marshal(m)
-}
-
-func isEmpty(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		for _, e := range x {
-			if !isEmpty(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}

@@ -16,9 +16,9 @@ type Pending struct {
 	// Changes are the files under the repository sub-path the commit
 	// would write (Added: new ones) and remove.
 	Changes *gitsync.Changes
-	// Review is what the commit would do per member, and the problems
+	// Summary is what the commit would do per member, and the problems
 	// after it, from the same diff as Message.
-	Review *layout.Review
+	Summary *layout.ChangeSummary
 	// Unread lists members that could not be read; their last committed
 	// snapshot stands in.
 	Unread []string
@@ -58,6 +58,6 @@ func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	for i, m := range l.Config.Spec.Members {
 		names[i] = m.Name
 	}
-	p.Review = layout.NewReview(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, names)
+	p.Summary = layout.NewChangeSummary(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, names)
 	return p, nil
 }

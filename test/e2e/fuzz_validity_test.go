@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
-	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/yamlfast"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -97,7 +97,7 @@ func FuzzRenderedObjectsPassAPIServerValidation(f *testing.F) {
 		for i, m := range out.Members {
 			var objs []*unstructured.Unstructured
 			for _, o := range m.Objects {
-				b, err := layout.Marshal(o.Object)
+				b, err := yamlfast.Marshal(o.Object)
 				if err != nil {
 					t.Fatalf("%s: %v", o.Path, err)
 				}

@@ -1,4 +1,4 @@
-package layout
+package yamlfast
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 // library's emitterc.go (itself ported from libyaml, MIT licensed,
 // Copyright (c) 2006 Kirill Simonov) and resolve.go / encode.go / sorter.go
 // (Apache-2.0, Copyright 2011-2016 Canonical Ltd.); keep them in step with
-// the version go.mod selects. fuzz_test.go (FuzzYAML, FuzzRender) compares
+// the version go.mod selects. FuzzYAML here and layout's FuzzRender compare
 // the two paths.
 
 var errUnsupported = errors.New("not covered by the fast YAML writer")

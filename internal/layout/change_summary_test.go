@@ -25,7 +25,7 @@ func TestReviewMarkdown(t *testing.T) {
 			ImportedBy: []string{"cluster-1"}},
 	}}
 	changes := &Changes{Written: []string{"clusters/cluster-1/web/api/serviceimport.yaml"}}
-	r := NewReview(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"})
+	r := NewChangeSummary(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"})
 	assert.Equal(t, []MemberChange{
 		{Member: "cluster-3", Added: []string{"httpbin/httpbin"}, Removed: []string{"web/api"}, Changed: []string{}},
 		{Member: "cluster-2", Added: []string{}, Removed: []string{}, Changed: []string{}},
@@ -44,9 +44,9 @@ func TestReviewMarkdown(t *testing.T) {
 		"\n### Problems (1)\n\n" +
 		"- **Conflict** web/api from cluster-3: PortConflict: port \\*http\\* &lt;b&gt;8080&lt;/b&gt; \\| not \\`8000\\`\n"
 	assert.Equal(t, want, r.Markdown())
-	assert.Equal(t, want, NewReview(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"}).Markdown())
+	assert.Equal(t, want, NewChangeSummary(prev, next, changes, []string{"cluster-3", "cluster-2", "cluster-1"}).Markdown())
 
-	none := NewReview(next, next, nil, []string{"cluster-1"})
+	none := NewChangeSummary(next, next, nil, []string{"cluster-1"})
 	assert.Equal(t, "", none.Subject)
 	assert.Contains(t, none.Markdown(), "## mcs-gitops: no change\n\n| member |")
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
-// Review is what a change does, for a person reviewing it in CI: the
+// ChangeSummary is what a change does, for a person reviewing it in CI: the
 // subject its commit message would have, each member's import changes,
 // and the problems of the world after it. It is made by the same diff as
 // the commit message, so the two never disagree.
-type Review struct {
+type ChangeSummary struct {
 	// Subject is the commit message's subject, Events all it summarizes
 	// (the subject cuts them off with "+N more").
 	Subject  string
@@ -20,11 +20,11 @@ type Review struct {
 	Problems []render.Problem
 }
 
-// NewReview compares prev (nil or empty: nothing rendered yet) with next.
+// NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
 // Every member in members is listed, in that order, changed or not.
-func NewReview(prev, next *render.Report, c *Changes, members []string) *Review {
+func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *ChangeSummary {
 	d := diffReports(prev, next, c)
-	r := &Review{Members: d.memberChanges(members), Problems: next.Problems()}
+	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems()}
 	r.Events = d.events()
 	if len(r.Events) == 0 {
 		r.Events = fallbackEvents(c)
@@ -38,7 +38,7 @@ func NewReview(prev, next *render.Report, c *Changes, members []string) *Review 
 // Markdown is the review as a GitHub job summary or a GitLab merge request
 // note: a heading, a table of per-member counts, each member's import
 // changes, then the problems. Byte-for-byte the same for the same input.
-func (r *Review) Markdown() string {
+func (r *ChangeSummary) Markdown() string {
 	var b strings.Builder
 	subj := r.Subject
 	if subj == "" {
