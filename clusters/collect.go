@@ -28,6 +28,24 @@ func (m *Member) ping(ctx context.Context) error {
 	return nil
 }
 
+// Reads gives snapshot.Resolve what it needs of one round of results: a
+// member that failed without a reason counts as unreachable.
+func Reads(results []Result) []snapshot.Read {
+	out := make([]snapshot.Read, len(results))
+	for i, r := range results {
+		out[i] = snapshot.Read{Member: r.Member, GatewayUnresolved: r.GatewayErr != nil}
+		switch {
+		case r.Err == nil && r.Snapshot != nil:
+			out[i].Snapshot = r.Snapshot
+		case r.Reason == "":
+			out[i].Reason = ReasonUnreachable
+		default:
+			out[i].Reason = r.Reason
+		}
+	}
+	return out
+}
+
 // DefaultTimeout is used by Collect when it is given no positive timeout.
 const DefaultTimeout = 10 * time.Second
 

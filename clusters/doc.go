@@ -21,13 +21,10 @@
 //     injectable LookupHost) alongside each read into
 //     Snapshot.GatewayAddresses; a failed lookup is Result.GatewayErr and
 //     never fails the read.
-//   - health.go: ResolveSnapshots (pure), the one place the last commit
-//     stands in: it normalizes each live snapshot (snapshot.Normalize),
-//     keeps the last committed gateway addresses when a host did not
-//     resolve, substitutes the last committed snapshot for a member that
-//     could not be read, tracks since when it is unreachable, and drops its
-//     exports after staleAfter. Its Health is committed as
-//     status/members.yaml (layout.FormatHealth).
+//   - Reads turns a round of results into the narrow input of
+//     snapshot.Resolve, the pure policy of what stands in for a member
+//     that could not be read (it lives beside the snapshot type, not
+//     here: this package only talks to members).
 //   - watch.go: metadata-only informers on every member turn changes into a
 //     notify(member) signal for the loop; down members and missing CRDs are
 //     retried with backoff and never block the others, and an optional CRD

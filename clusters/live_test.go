@@ -204,7 +204,7 @@ func TestLive(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Error("two collections of an unchanged cluster format differently")
 		}
-		// What lets clusters.NormalizeCache skip normalizing an unchanged
+		// What lets snapshot.NormalizeCache skip normalizing an unchanged
 		// member: two collections are equal as values, not only as bytes.
 		if !reflect.DeepEqual(r.Snapshot, again) {
 			t.Error("two collections of an unchanged cluster are not reflect.DeepEqual")

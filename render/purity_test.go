@@ -12,7 +12,7 @@ import (
 
 // Render leaves its input as it found it, and gives the same output when
 // run again on it: the loop hands the same parsed snapshots to render
-// after render (clusters.NormalizeCache), and a render that sorted or
+// after render (snapshot.NormalizeCache), and a render that sorted or
 // defaulted them in place would make the second output differ from a
 // fresh one.
 func TestRenderDoesNotModifyItsInput(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/internal/member/doctor"
@@ -111,7 +112,7 @@ func Build(ctx context.Context, o Options) (*View, error) {
 		return nil, err
 	}
 	var report *render.Report
-	health := map[string]clusters.Health{}
+	health := map[string]snapshot.Health{}
 	if !head.IsZero() {
 		info, err := o.Repo.Info(head)
 		if err != nil {

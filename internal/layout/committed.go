@@ -3,7 +3,7 @@ package layout
 import (
 	"fmt"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -13,7 +13,7 @@ import (
 type Committed struct {
 	// Inputs are the inputs/<member>.yaml files, by member name.
 	Inputs map[string][]byte
-	Health map[string]clusters.Health
+	Health map[string]snapshot.Health
 	Report *render.Report
 	// Review is status/review.yaml, empty outside review mode.
 	Review *ReviewState
@@ -26,7 +26,7 @@ var CommittedRoots = []string{InputsDir, StatusDir}
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.
 func ReadCommitted(files map[string][]byte) (*Committed, error) {
-	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]clusters.Health{}, Report: &render.Report{}, Review: &ReviewState{}}
+	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{}}
 	if files == nil {
 		return c, nil
 	}

@@ -6,21 +6,21 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 )
 
 const healthHeader = "# Written by mcs-gitops: reachability of each member cluster. unreachableSince is\n" +
 	"# when reading it first failed; the error itself is in the loop's log.\n"
 
 type healthDoc struct {
-	Members []clusters.Health `json:"members"`
+	Members []snapshot.Health `json:"members"`
 }
 
 // FormatHealth renders status/members.yaml: a comment, then the members in
 // the given order. Same input, same bytes.
-func FormatHealth(h []clusters.Health) ([]byte, error) {
+func FormatHealth(h []snapshot.Health) ([]byte, error) {
 	if h == nil {
-		h = []clusters.Health{}
+		h = []snapshot.Health{}
 	}
 	b, err := yaml.Marshal(healthDoc{Members: h})
 	if err != nil {
@@ -31,8 +31,8 @@ func FormatHealth(h []clusters.Health) ([]byte, error) {
 
 // ParseHealth reads status/members.yaml back, by member name. Empty
 // data gives an empty map (no file committed yet).
-func ParseHealth(data []byte) (map[string]clusters.Health, error) {
-	out := map[string]clusters.Health{}
+func ParseHealth(data []byte) (map[string]snapshot.Health, error) {
+	out := map[string]snapshot.Health{}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return out, nil
 	}

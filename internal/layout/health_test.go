@@ -7,11 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 )
 
 func TestHealthFileRoundTrip(t *testing.T) {
 	since := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	in := []clusters.Health{
+	in := []snapshot.Health{
 		{Member: "cluster-1", Reachable: true},
 		{Member: "cluster-2", Reason: clusters.ReasonTimeout, UnreachableSince: &metav1.Time{Time: since}, ExportsDropped: true, Message: "m"},
 	}

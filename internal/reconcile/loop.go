@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -60,7 +62,7 @@ type Loop struct {
 	// unchanged is the last render that changed nothing (see publish).
 	unchanged *unchangedRender
 	// norm remembers each member's last normalized snapshot.
-	norm *clusters.NormalizeCache
+	norm *snapshot.NormalizeCache
 }
 
 // ApplyMode is what a cycle does to the members after it commits.
@@ -78,11 +80,11 @@ const (
 	ApplyNone ApplyMode = "none"
 )
 
-func (l *Loop) normalized() *clusters.NormalizeCache {
+func (l *Loop) normalized() *snapshot.NormalizeCache {
 	l.cacheMu.Lock()
 	defer l.cacheMu.Unlock()
 	if l.norm == nil {
-		l.norm = clusters.NewNormalizeCache()
+		l.norm = snapshot.NewNormalizeCache()
 	}
 	return l.norm
 }

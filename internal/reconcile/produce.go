@@ -61,7 +61,7 @@ func (l *Loop) loadCommitted(head plumbing.Hash) (*layout.Committed, error) {
 type resolved struct {
 	head   plumbing.Hash
 	prev   *layout.Committed
-	res    *clusters.Resolution
+	res    *snapshot.Resolution
 	health []byte
 	// reviewGen is the review state's generation the render was made at.
 	reviewGen int
@@ -76,8 +76,8 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 		return nil, err
 	}
 	t := l.Config.Spec.Sync.Timings()
-	res, err := clusters.ResolveSnapshots(results,
-		clusters.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter, l.normalized())
+	res, err := snapshot.Resolve(clusters.Reads(results),
+		snapshot.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter, l.normalized())
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func completeSnapshots(names []string, snaps []*snapshot.Snapshot) []*snapshot.S
 
 // healthEvents says in one line each what changed about reachability, for
 // the commit message.
-func healthEvents(prev map[string]clusters.Health, next []clusters.Health) []string {
+func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []string {
 	var out []string
 	for _, h := range next {
 		p, seen := prev[h.Member]
@@ -208,7 +208,7 @@ func healthEvents(prev map[string]clusters.Health, next []clusters.Health) []str
 	return out
 }
 
-func sinceString(h clusters.Health) string {
+func sinceString(h snapshot.Health) string {
 	if h.UnreachableSince == nil {
 		return "unknown"
 	}

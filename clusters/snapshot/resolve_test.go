@@ -1,7 +1,6 @@
-package clusters
+package snapshot
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,24 +9,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 )
 
-func snapWithExport(member string) *snapshot.Snapshot {
-	return &snapshot.Snapshot{Member: member, ServiceExports: []mcsv1alpha1.ServiceExport{{
+func snapWithExport(member string) *Snapshot {
+	return &Snapshot{Member: member, ServiceExports: []mcsv1alpha1.ServiceExport{{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "httpbin", Name: "httpbin", CreationTimestamp: metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}}}
 }
 
+// What clusters classifies a failed read as; Resolve only copies it.
+const (
+	reasonUnreachable = "Unreachable"
+	reasonTimeout     = "Timeout"
+	reasonConfig      = "Config"
+)
+
 func mtime(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
 
-func TestResolveSnapshots(t *testing.T) {
+func TestResolve(t *testing.T) {
 	now := time.Date(2026, 9, 1, 12, 0, 30, 500_000_000, time.FixedZone("CEST", 2*3600))
 	nowSec := now.UTC().Truncate(time.Second)
 	earlier := nowSec.Add(-90 * time.Minute)
-	down := errors.New("member \"b\": connection refused")
 	fresh := snapWithExport("a")
-	lastB, err := snapshot.Format(snapWithExport("b"))
+	lastB, err := Format(snapWithExport("b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,77 +44,77 @@ func TestResolveSnapshots(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		results    []Result
+		reads      []Read
 		lastKnown  map[string][]byte
 		prev       map[string]Health
 		staleAfter time.Duration
 		want       want
 	}{{
 		name:    "all reachable",
-		results: []Result{{Member: "a", Snapshot: fresh}, {Member: "b", Snapshot: snapWithExport("b")}},
+		reads: []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Snapshot: snapWithExport("b")}},
 		want: want{members: []string{"a", "b"}, exports: []int{1, 1},
 			health: []Health{{Member: "a", Reachable: true}, {Member: "b", Reachable: true}}, messages: []string{"", ""}},
 	}, {
 		name:      "first failure keeps last known, since now truncated to the second in UTC",
-		results:   []Result{{Member: "a", Snapshot: fresh}, {Member: "b", Err: down, Reason: ReasonUnreachable}},
+		reads:   []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Reason: reasonUnreachable}},
 		lastKnown: map[string][]byte{"b": lastB},
 		want: want{members: []string{"a", "b"}, exports: []int{1, 1},
 			health: []Health{{Member: "a", Reachable: true},
-				{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(nowSec)}},
+				{Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(nowSec)}},
 			messages: []string{"", "keeping its last known exports"}},
 	}, {
 		name:      "still down keeps the first failure time",
-		results:   []Result{{Member: "b", Err: down, Reason: ReasonTimeout}},
+		reads:   []Read{{Member: "b", Reason: reasonTimeout}},
 		lastKnown: map[string][]byte{"b": lastB},
-		prev:      map[string]Health{"b": {Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(earlier)}},
+		prev:      map[string]Health{"b": {Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(earlier)}},
 		want: want{members: []string{"b"}, exports: []int{1},
-			health:   []Health{{Member: "b", Reason: ReasonTimeout, UnreachableSince: mtime(earlier)}},
+			health:   []Health{{Member: "b", Reason: reasonTimeout, UnreachableSince: mtime(earlier)}},
 			messages: []string{"unreachable since " + earlier.Format(time.RFC3339)}},
 	}, {
 		name:       "before staleAfter: kept, message says until when",
-		results:    []Result{{Member: "b", Err: down, Reason: ReasonUnreachable}},
+		reads:    []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: 2 * time.Hour,
 		want: want{members: []string{"b"}, exports: []int{1},
-			health:   []Health{{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(earlier)}},
+			health:   []Health{{Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(earlier)}},
 			messages: []string{"until " + earlier.Add(2*time.Hour).Format(time.RFC3339)}},
 	}, {
 		name:       "after staleAfter: exports dropped, namespaces kept",
-		results:    []Result{{Member: "b", Err: down, Reason: ReasonUnreachable}},
+		reads:    []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: time.Hour,
 		want: want{members: []string{"b"}, exports: []int{0},
-			health:   []Health{{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(earlier), ExportsDropped: true}},
+			health:   []Health{{Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(earlier), ExportsDropped: true}},
 			messages: []string{"longer than staleAfter 1h0m0s"}},
 	}, {
 		name:    "failed without last known contributes nothing",
-		results: []Result{{Member: "a", Snapshot: fresh}, {Member: "b", Err: down, Reason: ReasonConfig}},
+		reads: []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Reason: reasonConfig}},
 		want: want{members: []string{"a"}, exports: []int{1},
 			health: []Health{{Member: "a", Reachable: true},
-				{Member: "b", Reason: ReasonConfig, UnreachableSince: mtime(nowSec)}},
+				{Member: "b", Reason: reasonConfig, UnreachableSince: mtime(nowSec)}},
 			messages: []string{"", "no snapshot of it was ever committed"}},
 	}, {
 		name:      "recovery clears since",
-		results:   []Result{{Member: "b", Snapshot: snapWithExport("b")}},
+		reads:   []Read{{Member: "b", Snapshot: snapWithExport("b")}},
 		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier), ExportsDropped: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
 			health: []Health{{Member: "b", Reachable: true}}, messages: []string{""}},
 	}, {
 		name:      "a member that was reachable before restarts the clock",
-		results:   []Result{{Member: "b", Err: down}},
+		reads:   []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", Reachable: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
-			health:   []Health{{Member: "b", Reason: ReasonUnreachable, UnreachableSince: mtime(nowSec)}},
+			health:   []Health{{Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(nowSec)}},
 			messages: []string{"keeping"}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			last := LastCommit{Inputs: tt.lastKnown, Health: tt.prev}
-			res, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter, nil)
+			res, err := Resolve(tt.reads, last, now, tt.staleAfter, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +141,11 @@ func TestResolveSnapshots(t *testing.T) {
 					t.Errorf("health[%d].Message = %q, want it to contain %q", i, msg, w)
 				}
 			}
-			if kept := tt.lastKnown["b"]; kept != nil && string(res.Files["b"]) != string(kept) && tt.results[len(tt.results)-1].Err != nil {
+			if kept := tt.lastKnown["b"]; kept != nil && string(res.Files["b"]) != string(kept) && tt.reads[len(tt.reads)-1].Snapshot == nil {
 				t.Errorf("a member that was not read must commit its last snapshot unchanged:\n%s", res.Files["b"])
 			}
 			// Pure: the same arguments give the same answer.
-			again, err := ResolveSnapshots(tt.results, last, now, tt.staleAfter, nil)
+			again, err := Resolve(tt.reads, last, now, tt.staleAfter, nil)
 			if err != nil || !reflect.DeepEqual(res, again) {
 				t.Errorf("second call differs: %+v vs %+v (%v)", res, again, err)
 			}
@@ -151,16 +155,16 @@ func TestResolveSnapshots(t *testing.T) {
 
 // A live member whose gateway host did not resolve keeps the addresses of
 // its last commit, in what is rendered and in what is committed, and the
-// Result it was read into is left as it was.
-func TestResolveSnapshotsKeepsGatewayAddresses(t *testing.T) {
+// Read it came in is left as it was.
+func TestResolveKeepsGatewayAddresses(t *testing.T) {
 	committed := snapWithExport("b")
 	committed.GatewayAddresses = []string{"192.0.2.7"}
-	data, err := snapshot.Format(committed)
+	data, err := Format(committed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	live := snapWithExport("b")
-	results := []Result{{Member: "b", Snapshot: live, GatewayErr: errors.New("lookup gw.example: no such host")}}
+	results := []Read{{Member: "b", Snapshot: live, GatewayUnresolved: true}}
 	for _, tt := range []struct {
 		name string
 		last map[string][]byte
@@ -171,7 +175,7 @@ func TestResolveSnapshotsKeepsGatewayAddresses(t *testing.T) {
 		{"a committed file that does not load gives none", map[string][]byte{"b": []byte("kind: [")}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ResolveSnapshots(results, LastCommit{Inputs: tt.last}, time.Now(), 0, nil)
+			res, err := Resolve(results, LastCommit{Inputs: tt.last}, time.Now(), 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +192,7 @@ func TestResolveSnapshotsKeepsGatewayAddresses(t *testing.T) {
 				t.Errorf("the committed file does not hold the kept address:\n%s", res.Files["b"])
 			}
 			if live.GatewayAddresses != nil {
-				t.Error("the Result's snapshot was modified")
+				t.Error("the Read's snapshot was modified")
 			}
 		})
 	}

@@ -1,39 +1,20 @@
-package clusters
+package snapshot
 
 import (
 	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 )
 
-// Health is one member's reachability as committed in status/members.yaml.
-// Every field is a function of the member's state and the times involved,
-// never of an error text, so an unchanged outage gives no new commit.
-type Health struct {
-	Member    string `json:"member"`
-	Reachable bool   `json:"reachable"`
-	// Reason is why the last read failed (a Reason* constant).
-	Reason string `json:"reason,omitempty"`
-	// UnreachableSince is when reads started failing, to the second, UTC.
-	UnreachableSince *metav1.Time `json:"unreachableSince,omitempty"`
-	// ExportsDropped: the member has been unreachable for longer than
-	// staleAfter and its exports are no longer imported elsewhere.
-	ExportsDropped bool `json:"exportsDropped,omitempty"`
-	// Message explains to a person what the loop does about the member.
-	Message string `json:"message,omitempty"`
-}
-
-// LastCommit is what ResolveSnapshots falls back on: the committed
+// LastCommit is what Resolve falls back on: the committed
 // snapshot files and health of the members.
 type LastCommit struct {
 	// Inputs are the committed snapshot files by member name.
 	Inputs map[string][]byte
 	Health map[string]Health
 	// InputFile names a member's snapshot file in errors; nil gives
-	// snapshot.FileName.
+	// FileName.
 	InputFile func(member string) string
 }
 
@@ -41,37 +22,49 @@ func (c LastCommit) file(member string) string {
 	if c.InputFile != nil {
 		return c.InputFile(member)
 	}
-	return snapshot.FileName(member)
+	return FileName(member)
 }
 
 // lastKnown parses member's committed snapshot; nil when none is committed.
-func (c LastCommit) lastKnown(member string) (*snapshot.Snapshot, error) {
+func (c LastCommit) lastKnown(member string) (*Snapshot, error) {
 	data, ok := c.Inputs[member]
 	if !ok {
 		return nil, nil
 	}
-	return snapshot.Parse(member, c.file(member)+" (last commit)", data)
+	return Parse(member, c.file(member)+" (last commit)", data)
+}
+
+// Read is what reading one member gave, as Resolve needs it.
+type Read struct {
+	Member string
+	// Snapshot is what was read; nil when the member could not be read.
+	Snapshot *Snapshot
+	// Reason says why the member could not be read (clusters' Reason*
+	// constants); it is committed in the member's Health.
+	Reason string
+	// GatewayUnresolved: the member was read but its gateway host, a DNS
+	// name, did not resolve, so Snapshot has no gateway addresses.
+	GatewayUnresolved bool
 }
 
 // Resolution is what the renderer gets and what is committed for one round
-// of Collect results.
+// of reads.
 type Resolution struct {
-	// Snapshots the renderer gets, in the order of the results; a member
+	// Snapshots the renderer gets, in the order of the reads; a member
 	// that failed and has nothing committed has none.
-	Snapshots []*snapshot.Snapshot
+	Snapshots []*Snapshot
 	// Files are the snapshot files to commit, by member: a live member's
 	// normalized, the others' as last committed.
 	Files map[string][]byte
-	// Health of every member, in the order of the results.
+	// Health of every member, in the order of the reads.
 	Health []Health
 	// KeptGateway maps each live member whose gateway host did not resolve
-	// (Result.GatewayErr) to the last committed addresses it keeps, nil
+	// (Read.GatewayUnresolved) to the last committed addresses it keeps, nil
 	// when none were committed.
 	KeptGateway map[string][]string
 }
 
-// ResolveSnapshots decides, from one round of Collect results and the last
-// commit, which snapshot of each member the renderer gets, what is
+// Resolve decides, from one round of reads and the last commit, which snapshot of each member the renderer gets, what is
 // committed as its snapshot file, and each member's Health. It is the one
 // place where the last commit stands in for what could not be read.
 //
@@ -88,20 +81,20 @@ type Resolution struct {
 // reset by every cycle.
 //
 // It is pure: the same arguments give the same answer, and neither the
-// results nor last are modified; norm (nil: none) only saves normalizing a
+// reads nor last are modified; norm (nil: none) only saves normalizing a
 // member's snapshot equal to the one it was last given. It fails only on a
 // snapshot that does not format and load back, or a committed one that
 // does not load.
-func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAfter time.Duration, norm *NormalizeCache) (*Resolution, error) {
+func Resolve(reads []Read, last LastCommit, now time.Time, staleAfter time.Duration, norm *NormalizeCache) (*Resolution, error) {
 	res := &Resolution{
-		Snapshots: make([]*snapshot.Snapshot, 0, len(results)),
+		Snapshots: make([]*Snapshot, 0, len(reads)),
 		Files:     map[string][]byte{},
-		Health:    make([]Health, 0, len(results)),
+		Health:    make([]Health, 0, len(reads)),
 	}
-	for _, r := range results {
-		if r.Err == nil && r.Snapshot != nil {
+	for _, r := range reads {
+		if r.Snapshot != nil {
 			live := r.Snapshot
-			if r.GatewayErr != nil {
+			if r.GatewayUnresolved {
 				var kept []string
 				// A committed snapshot that does not load just has no
 				// addresses to give.
@@ -125,15 +118,11 @@ func ResolveSnapshots(results []Result, last LastCommit, now time.Time, staleAft
 			res.Health = append(res.Health, Health{Member: r.Member, Reachable: true})
 			continue
 		}
-		reason := r.Reason
-		if reason == "" {
-			reason = ReasonUnreachable
-		}
 		since := now.UTC().Truncate(time.Second)
 		if p, ok := last.Health[r.Member]; ok && !p.Reachable && p.UnreachableSince != nil {
 			since = p.UnreachableSince.UTC().Truncate(time.Second)
 		}
-		h := Health{Member: r.Member, Reason: reason, UnreachableSince: &metav1.Time{Time: since}}
+		h := Health{Member: r.Member, Reason: r.Reason, UnreachableSince: &metav1.Time{Time: since}}
 		stamp := since.Format(time.RFC3339)
 		lastSnap, err := last.lastKnown(r.Member)
 		if err != nil {

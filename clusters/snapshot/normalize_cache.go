@@ -1,10 +1,9 @@
-package clusters
+package snapshot
 
 import (
 	"reflect"
 	"sync"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 )
 
 // NormalizeCache remembers, per member, the last live snapshot
@@ -22,9 +21,9 @@ type NormalizeCache struct {
 }
 
 type normalized struct {
-	live   *snapshot.Snapshot
+	live   *Snapshot
 	data   []byte
-	parsed *snapshot.Snapshot
+	parsed *Snapshot
 }
 
 // NewNormalizeCache returns an empty cache.
@@ -34,9 +33,9 @@ func NewNormalizeCache() *NormalizeCache {
 
 // Normalize is snapshot.Normalize, remembered for s.Member. A nil cache
 // remembers nothing. s must not be modified afterwards.
-func (c *NormalizeCache) Normalize(s *snapshot.Snapshot, file string) ([]byte, *snapshot.Snapshot, error) {
+func (c *NormalizeCache) Normalize(s *Snapshot, file string) ([]byte, *Snapshot, error) {
 	if c == nil {
-		return snapshot.Normalize(s, file)
+		return Normalize(s, file)
 	}
 	c.mu.Lock()
 	prev, ok := c.last[s.Member]
@@ -44,7 +43,7 @@ func (c *NormalizeCache) Normalize(s *snapshot.Snapshot, file string) ([]byte, *
 	if ok && reflect.DeepEqual(prev.live, s) {
 		return prev.data, prev.parsed, nil
 	}
-	data, parsed, err := snapshot.Normalize(s, file)
+	data, parsed, err := Normalize(s, file)
 	if err != nil {
 		return nil, nil, err
 	}

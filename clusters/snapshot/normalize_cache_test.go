@@ -1,4 +1,4 @@
-package clusters
+package snapshot_test
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func TestNormalizeCache(t *testing.T) {
 	p := generate.Params{Members: 2, Services: 30, ExportersPerService: 1, EndpointsPerExporter: 3, Seed: 1}
 	_, snaps := generate.ClusterSet(p)
 	a := snaps[0]
-	c := NewNormalizeCache()
+	c := snapshot.NewNormalizeCache()
 
 	data, parsed, err := c.Normalize(a, "a.yaml")
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestNormalizeCache(t *testing.T) {
 	assert.Equal(t, data3, data4)
 
 	// No cache: Normalize.
-	data5, _, err := (*NormalizeCache)(nil).Normalize(a, "a.yaml")
+	data5, _, err := (*snapshot.NormalizeCache)(nil).Normalize(a, "a.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, wantData, data5)
 }

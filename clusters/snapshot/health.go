@@ -1,0 +1,22 @@
+package snapshot
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Health is one member's reachability as committed in status/members.yaml.
+// Every field is a function of the member's state and the times involved,
+// never of an error text, so an unchanged outage gives no new commit.
+type Health struct {
+	Member    string `json:"member"`
+	Reachable bool   `json:"reachable"`
+	// Reason is why the last read failed (clusters' Reason* constants).
+	Reason string `json:"reason,omitempty"`
+	// UnreachableSince is when reads started failing, to the second, UTC.
+	UnreachableSince *metav1.Time `json:"unreachableSince,omitempty"`
+	// ExportsDropped: the member has been unreachable for longer than
+	// staleAfter and its exports are no longer imported elsewhere.
+	ExportsDropped bool `json:"exportsDropped,omitempty"`
+	// Message explains to a person what the loop does about the member.
+	Message string `json:"message,omitempty"`
+}
