@@ -3,7 +3,6 @@ package snapshot
 import (
 	"reflect"
 	"sync"
-
 )
 
 // NormalizeCache remembers, per member, the last live snapshot

@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
-
 )
 
 func snapWithExport(member string) *Snapshot {
@@ -50,13 +49,13 @@ func TestResolve(t *testing.T) {
 		staleAfter time.Duration
 		want       want
 	}{{
-		name:    "all reachable",
+		name:  "all reachable",
 		reads: []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Snapshot: snapWithExport("b")}},
 		want: want{members: []string{"a", "b"}, exports: []int{1, 1},
 			health: []Health{{Member: "a", Reachable: true}, {Member: "b", Reachable: true}}, messages: []string{"", ""}},
 	}, {
 		name:      "first failure keeps last known, since now truncated to the second in UTC",
-		reads:   []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Reason: reasonUnreachable}},
+		reads:     []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Reason: reasonUnreachable}},
 		lastKnown: map[string][]byte{"b": lastB},
 		want: want{members: []string{"a", "b"}, exports: []int{1, 1},
 			health: []Health{{Member: "a", Reachable: true},
@@ -64,7 +63,7 @@ func TestResolve(t *testing.T) {
 			messages: []string{"", "keeping its last known exports"}},
 	}, {
 		name:      "still down keeps the first failure time",
-		reads:   []Read{{Member: "b", Reason: reasonTimeout}},
+		reads:     []Read{{Member: "b", Reason: reasonTimeout}},
 		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(earlier)}},
 		want: want{members: []string{"b"}, exports: []int{1},
@@ -72,7 +71,7 @@ func TestResolve(t *testing.T) {
 			messages: []string{"unreachable since " + earlier.Format(time.RFC3339)}},
 	}, {
 		name:       "before staleAfter: kept, message says until when",
-		reads:    []Read{{Member: "b", Reason: reasonUnreachable}},
+		reads:      []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: 2 * time.Hour,
@@ -81,7 +80,7 @@ func TestResolve(t *testing.T) {
 			messages: []string{"until " + earlier.Add(2*time.Hour).Format(time.RFC3339)}},
 	}, {
 		name:       "after staleAfter: exports dropped, namespaces kept",
-		reads:    []Read{{Member: "b", Reason: reasonUnreachable}},
+		reads:      []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown:  map[string][]byte{"b": lastB},
 		prev:       map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier)}},
 		staleAfter: time.Hour,
@@ -89,7 +88,7 @@ func TestResolve(t *testing.T) {
 			health:   []Health{{Member: "b", Reason: reasonUnreachable, UnreachableSince: mtime(earlier), ExportsDropped: true}},
 			messages: []string{"longer than staleAfter 1h0m0s"}},
 	}, {
-		name:    "failed without last known contributes nothing",
+		name:  "failed without last known contributes nothing",
 		reads: []Read{{Member: "a", Snapshot: fresh}, {Member: "b", Reason: reasonConfig}},
 		want: want{members: []string{"a"}, exports: []int{1},
 			health: []Health{{Member: "a", Reachable: true},
@@ -97,14 +96,14 @@ func TestResolve(t *testing.T) {
 			messages: []string{"", "no snapshot of it was ever committed"}},
 	}, {
 		name:      "recovery clears since",
-		reads:   []Read{{Member: "b", Snapshot: snapWithExport("b")}},
+		reads:     []Read{{Member: "b", Snapshot: snapWithExport("b")}},
 		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", UnreachableSince: mtime(earlier), ExportsDropped: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
 			health: []Health{{Member: "b", Reachable: true}}, messages: []string{""}},
 	}, {
 		name:      "a member that was reachable before restarts the clock",
-		reads:   []Read{{Member: "b", Reason: reasonUnreachable}},
+		reads:     []Read{{Member: "b", Reason: reasonUnreachable}},
 		lastKnown: map[string][]byte{"b": lastB},
 		prev:      map[string]Health{"b": {Member: "b", Reachable: true}},
 		want: want{members: []string{"b"}, exports: []int{1},
