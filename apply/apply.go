@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/contract"
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/render"
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // Applier gets one member's rendered objects into that member cluster.
@@ -164,7 +164,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	res := &Result{Member: a.Member}
 	t := time.Now()
 	fail := func(err error) (*Result, *applied) {
-		res.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", a.Member, err))
+		res.Err = redact.Error(fmt.Errorf("member %q: %w", a.Member, err))
 		a.logResult(res)
 		return res, nil
 	}

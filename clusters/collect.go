@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // Forget makes the next Collect read every member, reused snapshots or
@@ -114,7 +114,7 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 			// is what says it is up.
 			if err := m.ping(ctx); err != nil {
 				m.reuse.forget()
-				done <- Result{Member: m.Name, Err: v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
+				done <- Result{Member: m.Name, Err: redact.Error(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
 				return
 			}
 			done <- Result{Member: m.Name, Snapshot: last, Reused: true}
@@ -124,7 +124,7 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 		if err != nil {
 			m.reuse.forget()
 			// client-go quotes the request URL, userinfo and all.
-			done <- Result{Member: m.Name, Err: v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
+			done <- Result{Member: m.Name, Err: redact.Error(fmt.Errorf("member %q: %w", m.Name, err)), Reason: classify(ctx, err)}
 			return
 		}
 		if watched {

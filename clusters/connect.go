@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -119,7 +120,7 @@ func Connect(ctx context.Context, cs *v1alpha1.ClusterSet, opts ConnectOptions) 
 			}
 		}
 		if err != nil {
-			mem.Err = v1alpha1.RedactError(fmt.Errorf("member %q: %w", m.Name, err))
+			mem.Err = redact.Error(fmt.Errorf("member %q: %w", m.Name, err))
 			mem.Config, mem.Client = nil, nil
 		}
 		s.members = append(s.members, mem)

@@ -14,6 +14,7 @@ import (
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -28,7 +29,7 @@ import (
 func AuthFrom(a v1alpha1.GitAuth, url string, read func(*v1alpha1.CredentialSource) ([]byte, error)) (transport.AuthMethod, error) {
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
-		return nil, fmt.Errorf("git URL %s is not a path, https, ssh or user@host:path URL", (&Repo{opts: Options{URL: url}}).scrubString(url))
+		return nil, fmt.Errorf("git URL %s is not a path, https, ssh or user@host:path URL", redact.Redactor{}.ForURL(url).String(url))
 	}
 	switch ep.Protocol {
 	case "http", "https":
@@ -136,4 +137,16 @@ func readSecret(read func(*v1alpha1.CredentialSource) ([]byte, error), src *v1al
 		return nil, fmt.Errorf("git auth: %w", err)
 	}
 	return b, nil
+}
+
+// authSecrets lists the strings of an auth method that must never appear
+// in an error or log line.
+func authSecrets(a transport.AuthMethod) []string {
+	switch a := a.(type) {
+	case *http.BasicAuth:
+		return []string{a.Password}
+	case *http.TokenAuth:
+		return []string{a.Token}
+	}
+	return nil
 }

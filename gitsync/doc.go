@@ -40,6 +40,6 @@
 // belong to layout, which it does not import (nor render). It does not
 // decide what to render, never reads cluster credentials, and
 // never puts a Git credential (a signing key included) in an error or log line (URL passwords and
-// tokens are scrubbed from transport errors). A Repo is not safe for
+// tokens are redacted from transport errors). A Repo is not safe for
 // concurrent use.
 package gitsync

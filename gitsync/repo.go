@@ -10,6 +10,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // Signature names the author (who is also the committer) of the commits.
@@ -56,9 +58,9 @@ type Repo struct {
 	branch plumbing.ReferenceName // refs/heads/<Branch>
 	// remote is true when "origin" exists: Push and ResetToRemote act on it.
 	remote bool
-	// secrets are scrubbed from every error that may quote a transport
-	// message (tokens, URL passwords).
-	secrets []string
+	// redact removes the repository's secrets (tokens, URL passwords)
+	// from every error and log line that may quote a transport message.
+	redact redact.Redactor
 	// cache holds the blob hashes of the HEAD tree under the roots last
 	// asked for, so the steady state does not re-read the tree.
 	cache headCache

@@ -72,7 +72,7 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 	pushed := pushedRef(name)
 	theirs, err := r.remoteRef(ctx, ref)
 	if err != nil {
-		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
+		return r.redact.Error(fmt.Errorf("pushing %s to %s: %w", name, r.redact.String(r.opts.URL), err))
 	}
 	opts := &git.PushOptions{
 		RemoteName: remoteName,
@@ -90,10 +90,10 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 			}
 			c, err := object.GetCommit(r.repo.Storer, theirs)
 			if err != nil {
-				return fmt.Errorf("branch %s on %s: %w", name, r.scrubString(r.opts.URL), err)
+				return fmt.Errorf("branch %s on %s: %w", name, r.redact.String(r.opts.URL), err)
 			}
 			if !owned(c) {
-				return fmt.Errorf("%s on %s is at %s by %s: %w", name, r.scrubString(r.opts.URL), theirs.String()[:12], c.Author.Name, ErrBranchTaken)
+				return fmt.Errorf("%s on %s is at %s by %s: %w", name, r.redact.String(r.opts.URL), theirs.String()[:12], c.Author.Name, ErrBranchTaken)
 			}
 		}
 		opts.Force = false
@@ -103,9 +103,9 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case isRejected(err):
-		return fmt.Errorf("pushing %s to %s: %w (%s)", name, r.scrubString(r.opts.URL), ErrPushRejected, r.scrubString(err.Error()))
+		return fmt.Errorf("pushing %s to %s: %w (%s)", name, r.redact.String(r.opts.URL), ErrPushRejected, r.redact.String(err.Error()))
 	default:
-		return r.scrub(fmt.Errorf("pushing %s to %s: %w", name, r.scrubString(r.opts.URL), err))
+		return r.redact.Error(fmt.Errorf("pushing %s to %s: %w", name, r.redact.String(r.opts.URL), err))
 	}
 	local, err := r.repo.Storer.Reference(ref)
 	if err != nil {
@@ -116,7 +116,7 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 			return fmt.Errorf("recording the pushed commit of %s: %w", name, err)
 		}
 	}
-	r.opts.Log.Info("git push", "commit", local.Hash().String()[:12], "branch", name, "url", r.scrubString(r.opts.URL))
+	r.opts.Log.Info("git push", "commit", local.Hash().String()[:12], "branch", name, "url", r.redact.String(r.opts.URL))
 	return nil
 }
 
@@ -175,7 +175,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 		Auth:       r.opts.Auth,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return r.scrub(fmt.Errorf("deleting %s on %s: %w", name, r.scrubString(r.opts.URL), err))
+		return r.redact.Error(fmt.Errorf("deleting %s on %s: %w", name, r.redact.String(r.opts.URL), err))
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // Open makes the repository of o ready to commit to.
@@ -27,15 +29,15 @@ func Open(ctx context.Context, o Options) (*Repo, error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
-	r := &Repo{opts: o, branch: plumbing.NewBranchReferenceName(o.Branch), secrets: authSecrets(o.Auth)}
+	r := &Repo{opts: o, branch: plumbing.NewBranchReferenceName(o.Branch), redact: redact.New(authSecrets(o.Auth)...).ForURL(o.URL)}
 	if local, ok := localWorktree(o.URL); ok {
 		return r, r.openInPlace(local)
 	}
 	if o.Workdir == "" {
-		return nil, fmt.Errorf("git repository %s must be cloned but no workdir is set", r.scrubString(o.URL))
+		return nil, fmt.Errorf("git repository %s must be cloned but no workdir is set", r.redact.String(o.URL))
 	}
 	if err := r.openClone(ctx); err != nil {
-		return nil, r.scrub(err)
+		return nil, r.redact.Error(err)
 	}
 	return r, nil
 }
@@ -117,15 +119,15 @@ func (r *Repo) openClone(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.opts.Log.Info("git repository cloned", "url", r.scrubString(r.opts.URL), "branch", r.opts.Branch, "workdir", dir)
+		r.opts.Log.Info("git repository cloned", "url", r.redact.String(r.opts.URL), "branch", r.opts.Branch, "workdir", dir)
 		return r.attach(repo, dir)
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, plumbing.ErrReferenceNotFound),
 		errors.As(err, new(git.NoMatchingRefSpecError)):
 		// Nothing to clone on Branch yet: start it.
-		r.opts.Log.Info("git remote has no branch yet; the first commit creates it", "url", r.scrubString(r.opts.URL), "branch", r.opts.Branch)
+		r.opts.Log.Info("git remote has no branch yet; the first commit creates it", "url", r.redact.String(r.opts.URL), "branch", r.opts.Branch)
 		return r.initEmpty(dir)
 	default:
-		return fmt.Errorf("cloning %s (branch %s) into %s: %w", r.scrubString(r.opts.URL), r.opts.Branch, dir, err)
+		return fmt.Errorf("cloning %s (branch %s) into %s: %w", r.redact.String(r.opts.URL), r.opts.Branch, dir, err)
 	}
 }
 

@@ -39,14 +39,14 @@ func (r *Repo) Push(ctx context.Context) error {
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case isRejected(err):
-		return fmt.Errorf("pushing %s to %s: %w (%s)", r.opts.Branch, r.scrubString(r.opts.URL), ErrPushRejected, r.scrubString(err.Error()))
+		return fmt.Errorf("pushing %s to %s: %w (%s)", r.opts.Branch, r.redact.String(r.opts.URL), ErrPushRejected, r.redact.String(err.Error()))
 	default:
-		return r.scrub(fmt.Errorf("pushing %s to %s: %w", r.opts.Branch, r.scrubString(r.opts.URL), err))
+		return r.redact.Error(fmt.Errorf("pushing %s to %s: %w", r.opts.Branch, r.redact.String(r.opts.URL), err))
 	}
 	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(r.trackingRef(), head)); err != nil {
 		return fmt.Errorf("recording the pushed commit: %w", err)
 	}
-	r.opts.Log.Info("git push", "commit", head.String()[:12], "branch", r.opts.Branch, "url", r.scrubString(r.opts.URL))
+	r.opts.Log.Info("git push", "commit", head.String()[:12], "branch", r.opts.Branch, "url", r.redact.String(r.opts.URL))
 	return nil
 }
 
@@ -129,7 +129,7 @@ func (r *Repo) fetchRef(ctx context.Context, branch, tracking plumbing.Reference
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.As(err, new(git.NoMatchingRefSpecError)):
 		return plumbing.ZeroHash, false, nil
 	default:
-		return plumbing.ZeroHash, false, r.scrub(fmt.Errorf("fetching %s from %s: %w", branch.Short(), r.scrubString(r.opts.URL), err))
+		return plumbing.ZeroHash, false, r.redact.Error(fmt.Errorf("fetching %s from %s: %w", branch.Short(), r.redact.String(r.opts.URL), err))
 	}
 	ref, err := r.repo.Storer.Reference(tracking)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 const loopExitCodes = `Exit codes: 0 every member read and applied; 1 the commit landed but some
@@ -121,7 +121,7 @@ func pushMetrics(ctx context.Context, url string, m *reconcile.Metrics, log *slo
 	err := push.New(url, pushJob).Gatherer(m.Registry).PushContext(ctx)
 	if err != nil {
 		// The error quotes the URL, which may carry a password.
-		log.Error("pushing metrics failed", "job", pushJob, "err", v1alpha1.RedactError(err))
+		log.Error("pushing metrics failed", "job", pushJob, "err", redact.Error(err))
 		return
 	}
 	log.Info("metrics pushed", "job", pushJob)

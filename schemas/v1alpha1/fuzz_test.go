@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // FuzzParseClusterSet: whatever bytes clusterset.yaml holds, Parse never
@@ -39,11 +41,11 @@ func FuzzParseClusterSet(f *testing.F) {
 			t.Fatalf("defaulting an accepted config again changes it")
 		}
 		eachString(reflect.ValueOf(cs), "", func(path, v string) {
-			if tokenShaped(v) {
+			if redact.TokenShaped(v) {
 				t.Fatalf("accepted a credential-shaped value at %s", path)
 			}
 		})
-		if urlUserIsToken(cs.Spec.Git.URL) {
+		if redact.URLUserIsToken(cs.Spec.Git.URL) {
 			t.Fatalf("accepted a token as the Git URL's user")
 		}
 	})

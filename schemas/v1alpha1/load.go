@@ -11,6 +11,8 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // LoadFile reads, strictly decodes, defaults and validates a clusterset.yaml.
@@ -96,7 +98,7 @@ func looksLikeCredential(v string) bool {
 		strings.Contains(v, "client-certificate-data") ||
 		strings.Contains(v, "token:") ||
 		(strings.Contains(v, "clusters:") && strings.Contains(v, "users:")) ||
-		tokenShaped(v) || urlUserIsToken(v)
+		redact.TokenShaped(v) || redact.URLUserIsToken(v)
 }
 
 // checkNode walks the YAML tree against the Go type, so every unknown field,

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // ForgeProvider names the kind of forge proposals are opened on.
@@ -108,7 +110,7 @@ func (f ForgeOptions) RepositoryPath(gitURL string) (string, error) {
 	}
 	_, p, ok := splitRepoURL(gitURL)
 	if !ok || p == "" {
-		return "", fmt.Errorf("cannot be derived from spec.git.url %q (not an https, ssh or user@host:path URL with a path); set it to owner/name", redactUserinfo(gitURL))
+		return "", fmt.Errorf("cannot be derived from spec.git.url %q (not an https, ssh or user@host:path URL with a path); set it to owner/name", redact.URLs(gitURL))
 	}
 	return p, nil
 }
@@ -148,13 +150,4 @@ func splitRepoURL(raw string) (host, repoPath string, ok bool) {
 		return "", "", false
 	}
 	return host, repoPath, true
-}
-
-// redactUserinfo drops the user part of a URL for an error message.
-func redactUserinfo(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = nil
-		return u.String()
-	}
-	return raw
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 func (g GitOptions) validate(p string) ErrorList {
@@ -18,7 +20,7 @@ func (g GitOptions) validate(p string) ErrorList {
 	if u, err := url.Parse(g.URL); err == nil && u.User != nil {
 		if _, hasPassword := u.User.Password(); hasPassword {
 			add(p+".url", "contains a password; clusterset.yaml is committed to Git, so put the token in a Secret or environment variable and reference it from spec.git.auth.token")
-		} else if !PlainUserName(u.User.Username()) {
+		} else if !redact.PlainUserName(u.User.Username()) {
 			add(p+".url", "its user part is not a plain user name (forges accept a token there); clusterset.yaml is committed to Git, so put the token in a Secret or environment variable and reference it from spec.git.auth.token")
 		}
 	}

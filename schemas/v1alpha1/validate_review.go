@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // defaultForgeHost is the host each provider uses when spec.review.forge.url
@@ -88,7 +90,7 @@ func forgeURLProblem(raw string) string {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Host == "":
-		return fmt.Sprintf("%q is not an https://host URL", redactUserinfo(raw))
+		return fmt.Sprintf("%q is not an https://host URL", redact.URLs(raw))
 	case u.User != nil:
 		return "contains a user part; clusterset.yaml is committed to Git, so reference the token from spec.review.forge.token"
 	case u.Scheme != "https" && u.Scheme != "http":

@@ -15,5 +15,5 @@
 //
 // It must not touch Git (the loop pushes the branch), render anything, or
 // decide what is proposed. It never puts a credential in an error: tokens
-// and URL passwords are scrubbed from whatever an SDK returns.
+// and URL passwords are redacted from whatever an SDK returns.
 package forge

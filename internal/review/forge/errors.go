@@ -3,9 +3,8 @@ package forge
 import (
 	"errors"
 	"net/http"
-	"strings"
 
-	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 )
 
 // apiError is a failed forge call: what was attempted, the SDK's message
@@ -40,20 +39,21 @@ func (e *apiError) Is(target error) bool {
 	return false
 }
 
-// scrubber removes the secrets a client holds from SDK messages.
-type scrubber struct {
-	secrets []string
+// sdkErrors turns a client's SDK errors into *apiError, with the secrets
+// the client holds redacted from their messages.
+type sdkErrors struct {
+	redact redact.Redactor
 	// credential names where the credentials come from, for hints.
 	credential string
 }
 
 // wrap turns an SDK error into an *apiError for op. status is the HTTP
 // status of the answer, 0 when there was none.
-func (s scrubber) wrap(op string, status int, err error) error {
+func (s sdkErrors) wrap(op string, status int, err error) error {
 	if err == nil {
 		return nil
 	}
-	e := &apiError{op: op, msg: s.scrub(err.Error()), status: status}
+	e := &apiError{op: op, msg: s.redact.String(err.Error()), status: status}
 	switch status {
 	case http.StatusUnauthorized:
 		e.hint = "the forge refused the credentials from " + s.credential
@@ -63,15 +63,6 @@ func (s scrubber) wrap(op string, status int, err error) error {
 		e.hint = "no such request or repository, or the credentials may not see it"
 	}
 	return e
-}
-
-func (s scrubber) scrub(msg string) string {
-	for _, sec := range s.secrets {
-		if len(sec) >= 4 {
-			msg = strings.ReplaceAll(msg, sec, "xxxxx")
-		}
-	}
-	return v1alpha1.RedactURLs(msg)
 }
 
 // errNoRequest is returned when an SDK answers without an error and

@@ -26,10 +26,10 @@ type giteaClient struct {
 	mu          sync.Mutex
 	c           *gitea.Client
 	owner, name string
-	sc          scrubber
+	sc          sdkErrors
 }
 
-func newGitea(f v1alpha1.ForgeOptions, repo, token string, sc scrubber) (Client, error) {
+func newGitea(f v1alpha1.ForgeOptions, repo, token string, sc sdkErrors) (Client, error) {
 	owner, name, err := splitRepo(repo)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 type githubClient struct {
 	c           *github.Client
 	owner, name string
-	sc          scrubber
+	sc          sdkErrors
 }
 
 // githubEndpoints returns the go-git-providers domain for a configured
@@ -45,7 +45,7 @@ func githubEndpoints(raw string) (domain, apiBase string, err error) {
 	return u.Host, "https://" + u.Host + "/api/v3", nil
 }
 
-func newGitHub(f v1alpha1.ForgeOptions, repo, token string, sc scrubber, read func(*v1alpha1.CredentialSource) ([]byte, error)) (Client, error) {
+func newGitHub(f v1alpha1.ForgeOptions, repo, token string, sc sdkErrors, read func(*v1alpha1.CredentialSource) ([]byte, error)) (Client, error) {
 	owner, name, err := splitRepo(repo)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func newGitHub(f v1alpha1.ForgeOptions, repo, token string, sc scrubber, read fu
 			return nil, fmt.Errorf("forge: the githubApp.privateKey from %s is not a PEM RSA private key", app.PrivateKey.Describe())
 		}
 		tr.BaseURL = apiBase
-		sc = scrubber{credential: fmt.Sprintf("GitHub App %d installation %d (key from %s)", app.AppID, app.InstallationID, app.PrivateKey.Describe())}
+		sc = sdkErrors{credential: fmt.Sprintf("GitHub App %d installation %d (key from %s)", app.AppID, app.InstallationID, app.PrivateKey.Describe())}
 		opts = append(opts, gitprovider.WithPostChainTransportHook(func(http.RoundTripper) http.RoundTripper { return tr }))
 	} else {
 		opts = append(opts, gitprovider.WithOAuth2Token(token), gitprovider.WithPostChainTransportHook(withTimeout))

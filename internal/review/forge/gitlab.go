@@ -8,7 +8,7 @@ import (
 
 	gitlabprovider "github.com/fluxcd/go-git-providers/gitlab"
 	"github.com/fluxcd/go-git-providers/gitprovider"
-	"gitlab.com/gitlab-org/api/client-go/v2"
+	gitlab "gitlab.com/gitlab-org/api/client-go/v2"
 
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -19,7 +19,7 @@ import (
 type gitlabClient struct {
 	c       *gitlab.Client
 	project string
-	sc      scrubber
+	sc      sdkErrors
 }
 
 // gitlabDomain returns the go-git-providers domain for a configured URL:
@@ -39,7 +39,7 @@ func gitlabDomain(raw string) (string, error) {
 	return u.String(), nil
 }
 
-func newGitLab(f v1alpha1.ForgeOptions, repo, token string, sc scrubber) (Client, error) {
+func newGitLab(f v1alpha1.ForgeOptions, repo, token string, sc sdkErrors) (Client, error) {
 	if _, _, err := splitRepo(repo); err != nil {
 		return nil, err
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/google/go-github/v87/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gitlab.com/gitlab-org/api/client-go/v2"
+	gitlab "gitlab.com/gitlab-org/api/client-go/v2"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -169,7 +170,7 @@ func TestNewErrors(t *testing.T) {
 
 func TestScrub(t *testing.T) {
 	const token = "glpat-0123456789abcdefghij"
-	sc := scrubber{secrets: []string{token}, credential: "environment variable T"}
+	sc := sdkErrors{redact: redact.New(token), credential: "environment variable T"}
 	err := sc.wrap("forge: op", http.StatusUnauthorized,
 		fmt.Errorf("GET https://oauth2:%s@gitlab.example/api/v4/projects: 401 {message: token %s}", token, token))
 	assert.NotContains(t, err.Error(), token)

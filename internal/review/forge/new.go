@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -24,7 +25,7 @@ func New(cs *v1alpha1.ClusterSet, read func(*v1alpha1.CredentialSource) ([]byte,
 		return nil, fmt.Errorf("forge: spec.review.forge.githubApp applies to provider github only")
 	}
 	var token string
-	var sc scrubber
+	var sc sdkErrors
 	if f.GitHubApp == nil {
 		if f.Token == nil {
 			return nil, fmt.Errorf("forge: spec.review.forge.token is not set")
@@ -34,7 +35,7 @@ func New(cs *v1alpha1.ClusterSet, read func(*v1alpha1.CredentialSource) ([]byte,
 			return nil, err
 		}
 		token = strings.TrimSpace(string(b))
-		sc = scrubber{secrets: []string{token}, credential: f.Token.Describe()}
+		sc = sdkErrors{redact: redact.New(token), credential: f.Token.Describe()}
 	}
 	switch f.Provider {
 	case v1alpha1.ForgeGitHub:
@@ -63,7 +64,7 @@ func splitRepo(repo string) (owner, name string, err error) {
 func baseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
-		return nil, fmt.Errorf("forge: spec.review.forge.url %q is not an https://host URL", v1alpha1.RedactURLs(raw))
+		return nil, fmt.Errorf("forge: spec.review.forge.url %q is not an https://host URL", redact.URLs(raw))
 	}
 	p := strings.TrimRight(u.Path, "/")
 	for _, suffix := range []string{"/api/v3", "/api/v4", "/api/v1"} {
