@@ -275,7 +275,7 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject
 		if o == nil {
 			return nil, fmt.Errorf("object %d is nil", i)
 		}
-		if err := checkKind(o.GetAPIVersion(), o.GetKind(), o.GetNamespace()); err != nil {
+		if err := contract.CheckKind(o.GetAPIVersion(), o.GetKind(), o.GetNamespace()); err != nil {
 			return nil, fmt.Errorf("%s: %w", describe(o), err)
 		}
 		d, ok := prepared.get(o)
@@ -315,7 +315,7 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 	delete(cp.Object, "status")
 	// The member's Gateway is the user's: it takes our listeners, never
 	// our labels (gateway.go).
-	if keyOf(cp).GroupKind != gatewayGK {
+	if keyOf(cp).GroupKind != contract.GatewayKind {
 		setOwnerLabels(cp, owner)
 	}
 	d.sum = digest(d)

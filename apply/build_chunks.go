@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // Why chunks: kustomize checks every resource it adds against all it has
@@ -212,7 +214,7 @@ func kustomizeRun(dir string, own map[string][]byte, entries []string) ([]*unstr
 		if err := u.UnmarshalJSON(data); err != nil {
 			return nil, fmt.Errorf("decoding %s: %w", r.CurId(), err)
 		}
-		if err := checkKind(u.GetAPIVersion(), u.GetKind(), u.GetNamespace()); err != nil {
+		if err := contract.CheckKind(u.GetAPIVersion(), u.GetKind(), u.GetNamespace()); err != nil {
 			return nil, fmt.Errorf("kustomize output %s: %w", describe(u), err)
 		}
 		objs = append(objs, u)

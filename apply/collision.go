@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // objKey identifies an object independently of the API version it is
@@ -43,13 +45,13 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 	decide := func(i int, existing *metav1.PartialObjectMetadata) {
 		d := desired[i]
 		switch {
-		case keyOf(d.obj).GroupKind == gatewayGK && existing == nil:
+		case keyOf(d.obj).GroupKind == contract.GatewayKind && existing == nil:
 			verdict[i] = absent
-		case keyOf(d.obj).GroupKind == gatewayGK:
+		case keyOf(d.obj).GroupKind == contract.GatewayKind:
 			verdict[i] = apply
 		case existing == nil:
 			verdict[i] = apply
-		case keyOf(d.obj).GroupKind == namespaceGK:
+		case keyOf(d.obj).GroupKind == contract.NamespaceKind:
 			verdict[i] = skip
 		case a.owns(existing.GetLabels()) && managedBy(existing, FieldManager):
 			// Labels alone can be copied from a rendered object; only what

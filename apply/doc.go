@@ -2,14 +2,15 @@
 //
 // For one member and one commit's files (never the worktree):
 //
-//   - Build (build.go, build_chunks.go, allowlist.go): kustomize build of
+//   - Build (build.go, build_chunks.go, kustomization.go): kustomize build of
 //     clusters/<member>/ from an in-memory filesystem, one kustomize run at
 //     a time, in chunks of the resource list whose outputs concatenate to
 //     one run's (a single run costs the square of the object count); a
 //     BuildCache reruns only the chunks whose files changed. The member's
 //     kustomization.yaml may only list YAML files of its own directory (no
 //     generators, patches, remote bases or plugins); every YAML file there
-//     and every built object must be an allow-listed kind (ServiceImport,
+//     and every built object must be a kind the contract allows
+//     (contract.CheckKind: ServiceImport,
 //     Service, EndpointSlice, Gateway API HTTPRoute/TCPRoute/ListenerSet,
 //     the member's own Gateway as listeners to merge into it, and Namespace
 //     for create only), or the build fails naming the file and kind.

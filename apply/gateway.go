@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // The member's own Gateway is the one object the applier writes without
@@ -32,9 +34,10 @@ import (
 //     through it, a Gateway whose user's listeners left no room for ours
 //     was deleted (found by testGatewayListeners). A conflict or an
 //     invalid result is reported as a refusal instead;
-//   - is never pruned (prunable leaves the kind out): once no commit
+//   - is never pruned (contract.Prunable leaves the kind out): once no commit
 //     declares listeners for it, they are released (releaseGateway).
-var gatewayGK = schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "Gateway"}
+//
+// contract.GatewayKind names the kind.
 
 // gatewayAbsent is why a rendered Gateway is not applied when the member
 // has none of that name.
@@ -43,7 +46,7 @@ const gatewayAbsent = "the member's Gateway does not exist: mcs-gitops adds its 
 // splitGateways takes the Gateways out of objs.
 func splitGateways(objs []desiredObject) (rest, gateways []desiredObject) {
 	for _, d := range objs {
-		if keyOf(d.obj).GroupKind == gatewayGK {
+		if keyOf(d.obj).GroupKind == contract.GatewayKind {
 			gateways = append(gateways, d)
 		} else {
 			rest = append(rest, d)
@@ -97,7 +100,7 @@ func gatewayRefusals(desired []desiredObject, res *Result) {
 	for _, r := range res.Refused {
 		var services []string
 		for _, d := range desired {
-			if r.Service == "" && keyOf(d.obj).GroupKind == gatewayGK && describe(d.obj) == r.Object {
+			if r.Service == "" && keyOf(d.obj).GroupKind == contract.GatewayKind && describe(d.obj) == r.Object {
 				services = routedThrough(desired, d.obj)
 			}
 		}
@@ -116,13 +119,13 @@ func gatewayRefusals(desired []desiredObject, res *Result) {
 func routedThrough(desired []desiredObject, gw *unstructured.Unstructured) []string {
 	var out []string
 	for _, d := range desired {
-		if keyOf(d.obj).GroupKind != (schema.GroupKind{Group: gatewayGK.Group, Kind: "TCPRoute"}) {
+		if keyOf(d.obj).GroupKind != (schema.GroupKind{Group: contract.GatewayKind.Group, Kind: "TCPRoute"}) {
 			continue
 		}
 		parents, _, _ := unstructured.NestedSlice(d.obj.Object, "spec", "parentRefs")
 		for _, p := range parents {
 			p, _ := p.(map[string]any)
-			if p["kind"] == gatewayGK.Kind && p["name"] == gw.GetName() && p["namespace"] == gw.GetNamespace() {
+			if p["kind"] == contract.GatewayKind.Kind && p["name"] == gw.GetName() && p["namespace"] == gw.GetNamespace() {
 				if svc := serviceOf(d.obj); svc != "" && !slices.Contains(out, svc) {
 					out = append(out, svc)
 				}
@@ -141,12 +144,12 @@ func (a *Applier) heldGateway(ctx context.Context) (*metav1.PartialObjectMetadat
 	if name == "" {
 		return nil, nil
 	}
-	mapping, err := a.Client.RESTMapper().RESTMapping(gatewayGK)
+	mapping, err := a.Client.RESTMapper().RESTMapping(contract.GatewayKind)
 	if meta.IsNoMatchError(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", gatewayGK, err)
+		return nil, fmt.Errorf("resolving %s: %w", contract.GatewayKind, err)
 	}
 	g := &metav1.PartialObjectMetadata{}
 	g.SetGroupVersionKind(mapping.GroupVersionKind)
@@ -187,10 +190,10 @@ func (a *Applier) releaseGateway(ctx context.Context, keep map[objKey]bool, res 
 	if g == nil {
 		return nil
 	}
-	if keep[objKey{GroupKind: gatewayGK, Namespace: g.Namespace, Name: g.Name}] {
+	if keep[objKey{GroupKind: contract.GatewayKind, Namespace: g.Namespace, Name: g.Name}] {
 		return nil
 	}
-	id := gatewayGK.Kind + "/" + g.Namespace + "/" + g.Name
+	id := contract.GatewayKind.Kind + "/" + g.Namespace + "/" + g.Name
 	u := skeleton(g.GroupVersionKind(), g.Namespace, g.Name)
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager)); err != nil {
 		return fmt.Errorf("prune: removing mcs-gitops's listeners from %s: %w", id, err)

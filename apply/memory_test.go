@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcs-gitops/mcs-gitops/internal/contract"
-	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 )
 
 // testMemory: with a Memory, an unchanged object costs nothing on the

@@ -5,6 +5,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // createNamespaces creates the rendered Namespaces the collision check
@@ -17,7 +19,7 @@ func (a *Applier) createNamespaces(ctx context.Context, toApply []desiredObject,
 	rest := toApply[:0:0]
 	refused := map[objKey]bool{}
 	for _, d := range toApply {
-		if keyOf(d.obj).GroupKind != namespaceGK {
+		if keyOf(d.obj).GroupKind != contract.NamespaceKind {
 			rest = append(rest, d)
 			continue
 		}

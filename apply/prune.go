@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
 
 // prune deletes the objects this applier owns that are not in the desired
@@ -69,7 +71,7 @@ type staleObject struct {
 // not write them. It changes nothing.
 func (a *Applier) stale(ctx context.Context, keep map[objKey]bool) (out []staleObject, skipped []string, _ error) {
 	var errs []error
-	for _, gk := range prunable() {
+	for _, gk := range contract.Prunable() {
 		mapping, err := a.Client.RESTMapper().RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue

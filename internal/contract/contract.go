@@ -7,10 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -54,19 +52,6 @@ type Violation struct {
 
 func (v Violation) String() string { return v.Object + ": " + v.Reason }
 
-var (
-	serviceImportGK = schema.GroupKind{Group: mcsv1alpha1.GroupName, Kind: "ServiceImport"}
-	serviceGK       = schema.GroupKind{Kind: "Service"}
-	sliceGK         = schema.GroupKind{Group: discoveryv1.GroupName, Kind: "EndpointSlice"}
-	namespaceGK     = schema.GroupKind{Kind: "Namespace"}
-	httpRouteGK     = schema.GroupKind{Group: gatewayGroup, Kind: "HTTPRoute"}
-	tcpRouteGK      = schema.GroupKind{Group: gatewayGroup, Kind: "TCPRoute"}
-	listenerSetGK   = schema.GroupKind{Group: gatewayGroup, Kind: "ListenerSet"}
-	gatewayGK       = schema.GroupKind{Group: gatewayGroup, Kind: "Gateway"}
-)
-
-const gatewayGroup = "gateway.networking.k8s.io"
-
 // commit indexes the objects of one member directory, which the rules
 // need: a slice must feed a Service of the same commit, a route may attach
 // only to a ListenerSet or Service of the same commit.
@@ -88,7 +73,7 @@ func Check(m Member, objs []*unstructured.Unstructured) []Violation {
 	// Referenced kinds first, each indexed once it has passed: imports
 	// (Services need one), then Services and ListenerSets (slices and
 	// routes need them), then the rest.
-	for _, phase := range [][]schema.GroupKind{{serviceImportGK}, {serviceGK, listenerSetGK}, nil} {
+	for _, phase := range [][]schema.GroupKind{{ServiceImportKind}, {ServiceKind, ListenerSetKind}, nil} {
 		for i, u := range objs {
 			gk := u.GroupVersionKind().GroupKind()
 			if !inPhase(gk, phase) {
@@ -99,11 +84,11 @@ func Check(m Member, objs []*unstructured.Unstructured) []Violation {
 			}
 			key := u.GetNamespace() + "/" + u.GetName()
 			switch gk {
-			case serviceImportGK:
+			case ServiceImportKind:
 				c.imports[key] = true
-			case serviceGK:
+			case ServiceKind:
 				c.services[key] = u
-			case listenerSetGK:
+			case ListenerSetKind:
 				c.sets[key] = true
 			}
 		}
@@ -123,7 +108,7 @@ func inPhase(gk schema.GroupKind, kinds []schema.GroupKind) bool {
 	if kinds != nil {
 		return slices.Contains(kinds, gk)
 	}
-	return gk != serviceImportGK && gk != serviceGK && gk != listenerSetGK
+	return gk != ServiceImportKind && gk != ServiceKind && gk != ListenerSetKind
 }
 
 func describe(u *unstructured.Unstructured) string {
@@ -139,7 +124,7 @@ func (c *commit) check(u *unstructured.Unstructured) string {
 	if u.GetAPIVersion() == "" || u.GetName() == "" {
 		return "an object without apiVersion or name is never rendered"
 	}
-	if u.GroupVersionKind().GroupKind() == gatewayGK {
+	if u.GroupVersionKind().GroupKind() == GatewayKind {
 		// The user's own object, which the renderer labels not at all.
 		return c.gateway(u)
 	}
@@ -150,17 +135,17 @@ func (c *commit) check(u *unstructured.Unstructured) string {
 		return "metadata." + bad + " is never rendered"
 	}
 	switch gk := u.GroupVersionKind().GroupKind(); gk {
-	case serviceImportGK:
+	case ServiceImportKind:
 		return c.serviceImport(u)
-	case serviceGK:
+	case ServiceKind:
 		return c.service(u)
-	case sliceGK:
+	case EndpointSliceKind:
 		return c.slice(u)
-	case httpRouteGK, tcpRouteGK:
-		return c.route(u, gk == httpRouteGK)
-	case listenerSetGK:
+	case HTTPRouteKind, TCPRouteKind:
+		return c.route(u, gk == HTTPRouteKind)
+	case ListenerSetKind:
 		return c.listenerSet(u)
-	case namespaceGK:
+	case NamespaceKind:
 		return c.namespace(u)
 	default:
 		return fmt.Sprintf("kind %s is never rendered", gk)

@@ -9,69 +9,10 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 )
-
-// allowed are the kinds a member directory may hold, by group and kind
-// (any served version). Everything else is refused before anything is
-// applied: a commit cannot create a ClusterRole just because someone put
-// one under clusters/<member>/.
-var allowed = map[schema.GroupKind]bool{
-	{Group: "multicluster.x-k8s.io", Kind: "ServiceImport"}: true,
-	{Group: "", Kind: "Service"}:                            true,
-	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:      true,
-	{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}: true,
-	{Group: "gateway.networking.k8s.io", Kind: "TCPRoute"}:  true,
-	// One per exported service with TCP ports: its listeners on the
-	// member's Gateway, without editing the user's Gateway itself.
-	{Group: "gateway.networking.k8s.io", Kind: "ListenerSet"}: true,
-	// Where the implementation has no ListenerSet (tcpListeners: Gateway),
-	// those listeners merged into the member's own Gateway; the contract
-	// refuses any other Gateway or shape, and gateway.go says how it is
-	// applied: never created, labelled or pruned.
-	gatewayGK:   true,
-	namespaceGK: true, // create only, never pruned
-}
-
-var namespaceGK = schema.GroupKind{Group: "", Kind: "Namespace"}
-
-// prunable are the allowed kinds prune looks at: all but Namespace and
-// Gateway, which are the user's.
-func prunable() []schema.GroupKind {
-	var out []schema.GroupKind
-	for gk := range allowed {
-		if gk != namespaceGK && gk != gatewayGK {
-			out = append(out, gk)
-		}
-	}
-	slices.SortFunc(out, func(a, b schema.GroupKind) int { return strings.Compare(a.String(), b.String()) })
-	return out
-}
-
-// checkKind says why an object of this apiVersion/kind may not be applied,
-// or returns nil.
-func checkKind(apiVersion, kind, namespace string) error {
-	if apiVersion == "" || kind == "" {
-		return errors.New("object has no apiVersion or kind")
-	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return fmt.Errorf("apiVersion %q: %w", apiVersion, err)
-	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
-	if !allowed[gk] {
-		return fmt.Errorf("kind %s (%s) is not in the allow-list (ServiceImport, Service, EndpointSlice, HTTPRoute, TCPRoute, ListenerSet, Gateway, Namespace)", kind, apiVersion)
-	}
-	if gk == namespaceGK {
-		if namespace != "" {
-			return fmt.Errorf("Namespace with metadata.namespace %q", namespace)
-		}
-	} else if namespace == "" {
-		return fmt.Errorf("%s without metadata.namespace", kind)
-	}
-	return nil
-}
 
 // typeMeta is what the allow-list check reads from each document.
 type typeMeta struct {
@@ -107,7 +48,7 @@ func checkFile(name string, data []byte) error {
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
 			return fmt.Errorf("%s: document %d: %w", name, i, err)
 		}
-		if err := checkKind(tm.APIVersion, tm.Kind, tm.Metadata.Namespace); err != nil {
+		if err := contract.CheckKind(tm.APIVersion, tm.Kind, tm.Metadata.Namespace); err != nil {
 			return fmt.Errorf("%s: document %d (%s %q): %w", name, i, tm.Kind, tm.Metadata.Name, err)
 		}
 	}
