@@ -2,12 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,7 +12,6 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
-	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -131,54 +127,12 @@ func parseFailOn(s string) (map[render.ProblemKind]bool, error) {
 	return out, nil
 }
 
-// readReport is the report of the rendered tree under dir, from its
-// status/ files; empty when nothing was rendered there yet. No link is
-// followed.
-func readReport(dir string) (*render.Report, error) {
-	files := map[string][]byte{}
-	root := filepath.Join(dir, layout.StatusDir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		data, err := nofollow.ReadUnder(dir, rel)
-		if err != nil {
-			return err
-		}
-		files[rel] = data
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
-		return &render.Report{}, nil
-	}
-	if err != nil {
-		return nil, &exitError{3, fmt.Errorf("reading %s: %w", root, err)}
-	}
-	r, err := layout.ReadReport(files)
-	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("%s: %w", dir, err)}
-	}
-	return r, nil
-}
-
-// summarize writes --summary for a render against the tree under dir:
-// what it changes there per member, and the problems.
-func (f *ciFlags) summarize(dir string, cfg *v1alpha1.ClusterSet, result *render.Output, changes *gitsync.Changes) error {
+// summarize writes --summary for a render against a rendered tree whose
+// report is prev: what it changes there per member, and the problems.
+func (f *ciFlags) summarize(prev *render.Report, cfg *v1alpha1.ClusterSet, result *render.Output, changes *gitsync.Changes) error {
 	if f.summary == "" {
 		return nil
 	}
-	prev, err := readReport(dir)
-	if err != nil {
-		return err
-	}
 	c := &layout.Changes{Written: changes.Written, Removed: changes.Removed}
-	return f.writeSummary(layout.NewChangeSummary(prev, &result.Report, c, memberNames(cfg)))
+	return f.writeSummary(layout.NewChangeSummary(prev, &result.Report, c, cfg.MemberNames()))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
-	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -33,35 +31,31 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	snaps, err := snapshot.LoadDir(f.inputs, memberNames(cfg))
+	snaps, err := snapshot.LoadDir(f.inputs, cfg.MemberNames())
 	if err != nil {
 		return nil, nil, err
 	}
 	return cfg, snaps, nil
 }
 
-// render loads and renders; any failure is bad input, exit code 2. The
-// gateway port allocations to keep come from status/gateways.yaml under
-// repo, the rendered repository, when it has one, and the imports review
-// mode holds back from its status/review.yaml.
-func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, error) {
+// render loads and renders on top of what the rendered repository under
+// repo holds (readCommitted: the gateway port allocations to keep and the
+// imports review mode holds back), which it returns too. Bad input is
+// exit code 2.
+func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, *layout.Committed, error) {
 	cfg, snaps, err := f.load()
 	if err != nil {
-		return nil, nil, &exitError{2, err}
+		return nil, nil, nil, &exitError{2, err}
 	}
-	committed, err := readAllocations(repo)
+	committed, err := readCommitted(repo)
 	if err != nil {
-		return nil, nil, &exitError{2, err}
+		return nil, nil, nil, err
 	}
-	held, err := readHeldImports(repo)
+	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
 	if err != nil {
-		return nil, nil, &exitError{2, err}
+		return nil, nil, nil, &exitError{2, err}
 	}
-	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed, Held: held})
-	if err != nil {
-		return nil, nil, &exitError{2, err}
-	}
-	return cfg, result, nil
+	return cfg, result, committed, nil
 }
 
 func newRenderCommand() *cobra.Command {
@@ -110,7 +104,7 @@ or --summary could not be written.`,
 			if !check && (ci.json() || ci.summary != "") {
 				return &exitError{2, errors.New("-o json and --summary go with --check; render itself prints one line")}
 			}
-			cfg, result, err := src.render(out)
+			cfg, result, committed, err := src.render(out)
 			if err != nil {
 				return err
 			}
@@ -125,7 +119,7 @@ or --summary could not be written.`,
 					return treeExit(out, err)
 				}
 				warnUnsafe(cmd, changes)
-				if err := ci.summarize(out, cfg, result, changes); err != nil {
+				if err := ci.summarize(committed.Report, cfg, result, changes); err != nil {
 					return err
 				}
 				w := cmd.OutOrStdout()
@@ -204,7 +198,7 @@ it compares with could not be read.`,
 				return err
 			}
 			repo := filepath.Dir(filepath.Clean(src.inputs))
-			cfg, result, err := src.render(repo)
+			cfg, result, committed, err := src.render(repo)
 			if err != nil {
 				return err
 			}
@@ -217,7 +211,7 @@ it compares with could not be read.`,
 				if err != nil {
 					return treeExit(repo, err)
 				}
-				if err := ci.summarize(repo, cfg, result, changes); err != nil {
+				if err := ci.summarize(committed.Report, cfg, result, changes); err != nil {
 					return err
 				}
 			}
@@ -228,7 +222,7 @@ it compares with could not be read.`,
 				for i, s := range result.Report.Services {
 					services[i] = s.Namespace + "/" + s.Name
 				}
-				err := writeJSON(w, validateJSON{Members: memberNames(cfg), Services: services,
+				err := writeJSON(w, validateJSON{Members: cfg.MemberNames(), Services: services,
 					Warnings: orEmpty(result.Report.Warnings), Problems: problemsJSON(problems)})
 				if err != nil {
 					return err
@@ -291,14 +285,6 @@ func staleCounts(c *gitsync.Changes) string {
 	return strings.Join(parts, ", ")
 }
 
-func memberNames(cfg *v1alpha1.ClusterSet) []string {
-	names := make([]string, len(cfg.Spec.Members))
-	for i, m := range cfg.Spec.Members {
-		names[i] = m.Name
-	}
-	return names
-}
-
 // treeExit gives a failure to read or write --out its own exit code, 3, so
 // a full disk is not mistaken for bad input.
 func treeExit(out string, err error) error {
@@ -315,40 +301,4 @@ func warnUnsafe(cmd *cobra.Command, c *gitsync.Changes) {
 	for _, p := range c.Unsafe {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s is not a regular file (a symbolic link?); it was not followed and is replaced or deleted\n", p)
 	}
-}
-
-func readAllocations(repo string) (render.Allocations, error) {
-	data, err := readStatusFile(repo, layout.GatewaysFile)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	a, err := layout.ReadAllocations(map[string][]byte{layout.GatewaysFile: data})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(repo, filepath.FromSlash(layout.GatewaysFile)), err)
-	}
-	return a, nil
-}
-
-// readHeldImports reads the imports review mode holds back from
-// status/review.yaml under repo; none when there is no such file.
-func readHeldImports(repo string) (map[render.ImportKey]bool, error) {
-	data, err := readStatusFile(repo, layout.ReviewFile)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	r, err := layout.ParseReviewState(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(repo, filepath.FromSlash(layout.ReviewFile)), err)
-	}
-	return r.Held(), nil
-}
-
-// readStatusFile reads one file a render keeps from the last one, under
-// repo and without following a link; nil when it does not exist.
-func readStatusFile(repo, name string) ([]byte, error) {
-	data, err := nofollow.ReadUnder(repo, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return data, err
 }

@@ -22,6 +22,25 @@ type Committed struct {
 // CommittedRoots are the paths ReadCommitted needs of a commit.
 var CommittedRoots = []string{InputsDir, StatusDir}
 
+// CommittedFile reports whether ReadCommitted reads the file at p (a
+// slash-separated path under CommittedRoots): a snapshot, members.yaml,
+// review.yaml, gateways.yaml or a service's report. A reader of a tree on
+// disk may skip anything else.
+func CommittedFile(p string) bool {
+	if _, ok := inputMember(p); ok {
+		return true
+	}
+	if _, _, ok := serviceStatus(p); ok {
+		return true
+	}
+	return p == HealthFile || p == ReviewFile || p == GatewaysFile
+}
+
+// KeptFiles are the committed files a render keeps something from: the
+// gateway port allocations and the imports review mode holds. Every other
+// committed file only describes the last render.
+var KeptFiles = []string{GatewaysFile, ReviewFile}
+
 // ReadCommitted reads a commit's files (keys relative to the repository
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.

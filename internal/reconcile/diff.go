@@ -54,10 +54,6 @@ func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	if p.Files > 0 {
 		p.Message = tr.message(changes)
 	}
-	names := make([]string, len(l.Config.Spec.Members))
-	for i, m := range l.Config.Spec.Members {
-		names[i] = m.Name
-	}
-	p.Summary = layout.NewChangeSummary(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, names)
+	p.Summary = layout.NewChangeSummary(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, l.Config.MemberNames())
 	return p, nil
 }

@@ -109,7 +109,7 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 	if l.Review != nil {
 		return l.renderReview(rs)
 	}
-	snaps := completeSnapshots(l.memberNames(), rs.res.Snapshots)
+	snaps := completeSnapshots(l.Config.MemberNames(), rs.res.Snapshots)
 	out, err := render.Render(l.Config, snaps, rs.prev.Report.Allocations())
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
@@ -163,14 +163,6 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 		files: files, report: &out.Report, prev: prev.Report,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),
 	}, nil
-}
-
-func (l *Loop) memberNames() []string {
-	names := make([]string, len(l.Config.Spec.Members))
-	for i, m := range l.Config.Spec.Members {
-		names[i] = m.Name
-	}
-	return names
 }
 
 // completeSnapshots gives every member a snapshot: one that was never read

@@ -212,7 +212,7 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	live := completeSnapshots(l.memberNames(), rs.res.Snapshots)
+	live := completeSnapshots(l.Config.MemberNames(), rs.res.Snapshots)
 	actual, declined, err := l.declined(rs, approved)
 	if err != nil {
 		return nil, err

@@ -237,6 +237,15 @@ func (c *ClusterSet) Default() {
 	}
 }
 
+// MemberNames lists the members' names in the order of the config.
+func (c *ClusterSet) MemberNames() []string {
+	names := make([]string, len(c.Spec.Members))
+	for i, m := range c.Spec.Members {
+		names[i] = m.Name
+	}
+	return names
+}
+
 // Member returns the member named name.
 func (c *ClusterSet) Member(name string) (*Member, bool) {
 	for i := range c.Spec.Members {
