@@ -23,6 +23,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/forge"
+	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -277,7 +278,7 @@ func (f *loopFlags) withReview(ctx context.Context, e *env, loop *reconcile.Loop
 	if err != nil {
 		return &exitError{2, fmt.Errorf("spec.review.forge: %w", err)}
 	}
-	rv, err := reconcile.NewReviewer(e.cfg, fc)
+	rv, err := propose.New(e.cfg, fc)
 	if err != nil {
 		return &exitError{2, err}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -41,8 +42,8 @@ type Loop struct {
 	// Events turns on Kubernetes Events on exports, imports and policies
 	// in each member; call CloseEvents when done.
 	Events bool
-	// Review turns review mode on (NewReviewer); nil when off.
-	Review *Reviewer
+	// Review turns review mode on (propose.New); nil when off.
+	Review *propose.Reviewer
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
 

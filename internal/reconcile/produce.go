@@ -91,7 +91,7 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.generation()}, nil
+	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.Generation()}, nil
 }
 
 // produce renders the tree for the collected results on top of commit

@@ -115,15 +115,15 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 
 	if l.Review != nil {
-		if l.Review.never() {
+		if l.Review.Never() {
 			// A process's first cycle (each run of a CronJob's sync) asks
 			// the forge before it renders; later ones after they apply.
 			l.pollReview(ctx)
-		} else if l.Review.due(l.now()) {
+		} else if l.Review.Due(l.now()) {
 			// A cycle that polls also rebuilds the proposals the branch
 			// has overlapped (stale), which needs a render even when
 			// nothing else changed.
-			l.Review.dirty()
+			l.Review.Dirty()
 		}
 	}
 

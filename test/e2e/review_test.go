@@ -38,6 +38,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/forge"
+	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -118,7 +119,7 @@ func (rw *reviewWorld) newLoop(workdir string) *reconcile.Loop {
 	}
 	fc, err := forge.New(cfg, read)
 	require.NoError(t, err)
-	loop.Review, err = reconcile.NewReviewer(cfg, fc)
+	loop.Review, err = propose.New(cfg, fc)
 	require.NoError(t, err)
 	if cfg.Spec.Review.PollInterval == "" {
 		loop.Review.Poll = 0 // every cycle asks the forge
@@ -306,15 +307,15 @@ func TestReviewModeWithGitea(t *testing.T) {
 	}
 	status, reason, msg := exportCondition(t, c1, "demo", "web", "Ready")
 	assert.Equal(t, "False", status)
-	assert.Equal(t, reconcile.ConditionPendingReview, reason)
+	assert.Equal(t, propose.ConditionPendingReview, reason)
 
 	rw.sync() // records the URL
 	st := rw.reviewState()
 	require.Len(t, st.Proposals, 1)
 	assert.Equal(t, pr.HTMLURL, st.Proposals[0].URL)
 	assert.Equal(t, pr.Number, st.Proposals[0].Number)
-	_, reason, msg = exportCondition(t, c1, "demo", "web", reconcile.ConditionPendingReview)
-	assert.Equal(t, reconcile.ReasonProposalOpen, reason)
+	_, reason, msg = exportCondition(t, c1, "demo", "web", propose.ConditionPendingReview)
+	assert.Equal(t, propose.ReasonProposalOpen, reason)
 	assert.Contains(t, msg, pr.HTMLURL, "the export names the request")
 	view, err := fleetstatus.Build(ctx, fleetstatus.Options{Repo: rw.loop.Repo, Members: rw.loop.Members})
 	require.NoError(t, err)
@@ -369,8 +370,8 @@ func TestReviewModeWithGitea(t *testing.T) {
 	require.Len(t, st.Rejected, 1)
 	assert.Equal(t, "service/demo/db", st.Rejected[0].Name)
 	assert.Empty(t, rw.pulls("open"), "not proposed again")
-	_, reason, _ = exportCondition(t, c2, "demo", "db", reconcile.ConditionPendingReview)
-	assert.Equal(t, reconcile.ReasonProposalRejected, reason)
+	_, reason, _ = exportCondition(t, c2, "demo", "db", propose.ConditionPendingReview)
+	assert.Equal(t, propose.ReasonProposalRejected, reason)
 	for _, m := range rw.members {
 		assert.False(t, imported(m, "demo", "db"), "%s: a rejected export is not applied", m.Name)
 	}
@@ -810,8 +811,8 @@ func TestReviewWithAMemberThatRefuses(t *testing.T) {
 	status, _, msg := exportCondition(t, c1, "demo", "catalog", "Ready")
 	assert.Equal(t, "False", status)
 	assert.Contains(t, msg, "cluster-2 did not take Service/demo/"+denied)
-	_, reason, _ := exportCondition(t, c1, "demo", "cart", reconcile.ConditionPendingReview)
-	assert.Equal(t, reconcile.ReasonProposalOpen, reason, "cart still waits, and says so")
+	_, reason, _ := exportCondition(t, c1, "demo", "cart", propose.ConditionPendingReview)
+	assert.Equal(t, propose.ReasonProposalOpen, reason, "cart still waits, and says so")
 	assert.False(t, imported(c2, "demo", "cart"))
 	st := rw.reviewState()
 	require.Len(t, st.Proposals, 1)
@@ -887,8 +888,8 @@ func TestReviewLongNames(t *testing.T) {
 	assert.LessOrEqual(t, len([]rune(pr.Title)), 255)
 	assert.Contains(t, pr.Title, ns)
 	assert.Contains(t, pr.Body, "cluster-1 exports "+ns+"/"+name)
-	_, reason, _ := exportCondition(t, c1, ns, name, reconcile.ConditionPendingReview)
-	assert.Equal(t, reconcile.ReasonProposalOpen, reason)
+	_, reason, _ := exportCondition(t, c1, ns, name, propose.ConditionPendingReview)
+	assert.Equal(t, propose.ReasonProposalOpen, reason)
 	assert.Equal(t, int32(1), writes.opens.Load())
 	assert.Zero(t, writes.updates.Load(), "the request is not edited after it is opened")
 

@@ -1,4 +1,4 @@
-package reconcile
+package propose
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func TestProposalTextFitsTheForge(t *testing.T) {
 	for i := range 5000 {
 		p.Summary = append(p.Summary, fmt.Sprintf("member-%04d imports %s/%s", i, ns, name))
 	}
-	title := proposalTitle(p)
+	title := Title(p)
 	assert.Len(t, title, maxTitle)
 	assert.True(t, strings.HasPrefix(title, "mcs-gitops: service/"+ns+"/"))
 	assert.True(t, strings.HasSuffix(title, cutMark))
@@ -31,7 +31,7 @@ func TestProposalTextFitsTheForge(t *testing.T) {
 	for i := range 200 {
 		files[fmt.Sprintf("clusters/member-%04d/%s/%s/serviceimport.yaml", i, ns, name)] = []byte("x")
 	}
-	body := proposalBody(p, nil, files)
+	body := Body(p, nil, files)
 	assert.LessOrEqual(t, len(body), maxBody)
 	assert.True(t, utf8.ValidString(body))
 	assert.Contains(t, body, "cluster-1 exports "+ns+"/"+name, "the full names are in the body")
@@ -41,14 +41,14 @@ func TestProposalTextFitsTheForge(t *testing.T) {
 	// A usual proposal is not touched.
 	short := &review.Proposal{Name: "service/demo/web", Kinds: []review.Kind{review.KindExport}, Digest: "d2",
 		Summary: []string{"cluster-1 exports demo/web", "cluster-2 imports demo/web"}}
-	assert.Equal(t, "mcs-gitops: service/demo/web: cluster-1 exports demo/web (+1 more)", proposalTitle(short))
-	assert.NotContains(t, proposalBody(short, nil, map[string][]byte{"clusters/cluster-2/demo/web/serviceimport.yaml": []byte("x")}), cutNote)
+	assert.Equal(t, "mcs-gitops: service/demo/web: cluster-1 exports demo/web (+1 more)", Title(short))
+	assert.NotContains(t, Body(short, nil, map[string][]byte{"clusters/cluster-2/demo/web/serviceimport.yaml": []byte("x")}), cutNote)
 }
 
 // Titles are cut in bytes, never inside a character.
 func TestProposalTitleCutsWholeCharacters(t *testing.T) {
 	p := &review.Proposal{Name: "service/demo/web", Summary: []string{strings.Repeat("é", 300)}}
-	title := proposalTitle(p)
+	title := Title(p)
 	assert.True(t, utf8.ValidString(title))
 	assert.LessOrEqual(t, len(title), maxTitle)
 	assert.GreaterOrEqual(t, len(title), maxTitle-1)
@@ -79,7 +79,7 @@ func FuzzProposalText(f *testing.F) {
 		for i := range members {
 			files[fmt.Sprintf("clusters/m%d/demo/web/serviceimport.yaml", i)] = []byte("x")
 		}
-		title, body := proposalTitle(p), proposalBody(p, nil, files)
+		title, body := Title(p), Body(p, nil, files)
 		if len(title) > maxTitle || !utf8.ValidString(title) {
 			t.Fatalf("title of %d bytes, valid %t", len(title), utf8.ValidString(title))
 		}

@@ -1,4 +1,4 @@
-package reconcile
+package propose
 
 import (
 	"bytes"
@@ -15,7 +15,8 @@ import (
 // This file is what a proposal says: the request's title, body and
 // labels, and its commit message.
 
-func proposalLabels(p *review.Proposal) []string {
+// Labels are the labels of p's request.
+func Labels(p *review.Proposal) []string {
 	out := []string{"mcs-gitops"}
 	for _, k := range p.Kinds {
 		out = append(out, "review/"+string(k))
@@ -39,7 +40,8 @@ const (
 // cutMark ends a cut title.
 const cutMark = "..."
 
-func proposalTitle(p *review.Proposal) string {
+// Title is p's request title, cut to what every forge keeps as sent.
+func Title(p *review.Proposal) string {
 	title := "mcs-gitops: " + p.Name
 	if len(p.Summary) > 0 {
 		title += ": " + p.Summary[0]
@@ -57,8 +59,10 @@ func proposalTitle(p *review.Proposal) string {
 	return title[:cut] + cutMark
 }
 
-func proposalMessage(p *review.Proposal) string {
-	msg := proposalTitle(p) + "\n\n"
+// Message is the commit message of p's commit; its Proposal trailer
+// names the proposal (how the loop knows its own commits).
+func Message(p *review.Proposal) string {
+	msg := Title(p) + "\n\n"
 	for _, s := range p.Summary {
 		msg += "- " + s + "\n"
 	}
@@ -66,7 +70,10 @@ func proposalMessage(p *review.Proposal) string {
 	return msg
 }
 
-func proposalBody(p *review.Proposal, branch, proposal map[string][]byte) string {
+// Body is p's request body: what it does and, per member, the rendered
+// files it adds, removes or changes against the branch (branch and
+// proposal are the two trees); cut to what every forge keeps as sent.
+func Body(p *review.Proposal, branch, proposal map[string][]byte) string {
 	head := "This proposal was opened by mcs-gitops review mode. It holds a change to who can reach what, rendered on top of the branch it goes into.\n\n"
 	head += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it does:**\n\n"
 	var lists strings.Builder
@@ -96,7 +103,7 @@ func cutLines(s string, limit int) string {
 	return cutNote
 }
 
-func joinKinds(ks []review.Kind) string { return strings.Join(kindNames(ks), ", ") }
+func joinKinds(ks []review.Kind) string { return strings.Join(KindNames(ks), ", ") }
 
 // maxChangeLines bounds the file list of one member in a request's body;
 // the forge's diff has the rest.
