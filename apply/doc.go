@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package apply owns getting what Git holds into the member clusters.
 //
 // For one member and one commit's files (never the worktree):

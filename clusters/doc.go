@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusters is the ClusterSet registry: it turns clusterset.yaml into
 // member clusters and owns everything read from them.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deploy holds the manifests users apply with kubectl -k and gives
 // the member-side ones to `mcs-gitops member join`, so the files in this
 // directory are the only definition of what a member is granted: join

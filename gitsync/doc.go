@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gitsync owns the rendered repository on disk and in Git.
 //
 // On disk: WriteTree makes the managed roots (clusters/, status/, inputs/,

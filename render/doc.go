@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package render turns a ClusterSet config and one snapshot per member into
 // each member's desired objects (ServiceImports, derived Services,
 // EndpointSlices, gateway routes) and a report of export conditions,

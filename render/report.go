@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package render
 
 // Condition is a ServiceExport condition as rendered: no timestamps, so the

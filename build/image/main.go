@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command image builds mcs-gitops's container image from a built binary
 // without a container engine (see package oci) and writes it under --out
 // as a tarball and an OCI layout. `make image` builds the binary and runs

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package snapshot owns the collected state of one member cluster: the
 // ClusterProperty cluster ID, Namespaces, ServiceExports, the Services they
 // export and those Services' EndpointSlices, its GlobalTrafficPolicies

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command mcs-gitops renders Kubernetes Multi-Cluster Services (KEP-1645)
 // into a Git repository. This package only parses flags and wires the
 // packages together; behaviour lives in the packages.

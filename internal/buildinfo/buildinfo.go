@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package buildinfo says which build of mcs-gitops is running: its version,
 // the Git revision it was built from (and whether that tree was modified),
 // the Go version and the versions of the libraries whose behaviour users

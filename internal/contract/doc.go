@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package contract says which objects a member directory of the rendered
 // repository may hold: the shapes the renderer emits, and nothing else.
 //

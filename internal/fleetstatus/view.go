@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fleetstatus builds `mcs-gitops status`: the last commit's
 // report (exporters, importers, conditions, endpoints per source, member
 // health), who last changed each service, and a live read of every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package layout owns the rendered repository: every path in it (see
 // paths.go), and every file format it holds.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nofollow opens files that a repository's content may have turned
 // into symbolic links, named pipes or devices, without following or
 // blocking on them.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package reconcile is the loop of mcs-gitops: one cycle (Sync) collects
 // every member, renders, commits and pushes the change, then applies the
 // commit to every member; Run repeats cycles on watch events, paced so a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redact keeps credentials out of text a person or a log will
 // see: it recognises the shapes of tokens (so a pasted one is refused in
 // config and redacted in messages), the credentials in a URL's user part,

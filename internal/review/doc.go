@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package review splits what a cycle would change into churn, which goes
 // straight to the branch, and structural changes, which wait in proposals
 // until a human merges them (review mode, docs/review-mode.md).

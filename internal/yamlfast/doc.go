@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package yamlfast writes YAML byte for byte as sigs.k8s.io/yaml does, at
 // a fraction of its cost, for the values the renderer produces: 80,000
 // rendered objects serialize in about a seventieth of the library's time.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 AND MIT
+
 package yamlfast
 
 import (
@@ -30,7 +32,8 @@ import (
 // The scalar analysis, style choice and writers are ported from the
 // library's emitterc.go (itself ported from libyaml, MIT licensed,
 // Copyright (c) 2006 Kirill Simonov) and resolve.go / encode.go / sorter.go
-// (Apache-2.0, Copyright 2011-2016 Canonical Ltd.); keep them in step with
+// (Apache-2.0, Copyright 2011-2016 Canonical Ltd.); NOTICE carries both
+// notices. Keep them in step with
 // the version go.mod selects. FuzzYAML here and layout's FuzzRender compare
 // the two paths.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package crds gives the CustomResourceDefinitions mcs-gitops installs into a
 // cluster: the upstream Multi-Cluster Services API CRDs, embedded from the
 // sigs.k8s.io/mcs-api module itself; the Gateway API CRDs gateway mode needs

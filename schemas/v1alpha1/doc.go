@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 holds mcs-gitops's own configuration API, group
 // mcs-gitops.io/v1alpha1: the ClusterSet that lists the member clusters and
 // how to render for them.

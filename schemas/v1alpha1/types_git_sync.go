@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package v1alpha1
 
 // spec.git and spec.sync: where the rendered repository lives, and how the

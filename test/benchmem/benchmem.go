@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package benchmem measures the peak memory of a benchmark: the Go heap,
 // sampled every millisecond, and the process's resident set as the kernel
 // counts it. It exists so benchmarks in different packages share one

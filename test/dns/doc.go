@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dns runs a real CoreDNS against a test apiserver so tests can check
 // what the ServiceImports and EndpointSlices mcs-gitops applies resolve to:
 // <svc>.<ns>.svc.clusterset.local, named-port SRV records and the per-endpoint

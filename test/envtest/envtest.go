@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package envtest owns the real control planes mcs-gitops tests run against:
 // one kube-apiserver and etcd per member cluster, started with
 // controller-runtime's envtest from the binaries `make testbin` builds, with the

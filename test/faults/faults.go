@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package faults builds, for tests, the failures members show in the
 // field that a real apiserver cannot be made to show on demand. It owns
 // no Kubernetes logic and must not stand in for an apiserver that

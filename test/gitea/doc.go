@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gitea runs a real Gitea server for tests of code that talks to a
 // forge: pull requests, labels, merges, and pushes over HTTP.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package lab runs a data plane on one machine without containers, so tests
 // and the demo can send real packets between member clusters.
 //

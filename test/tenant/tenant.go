@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tenant builds, for tests, the objects a workload owner and the
 // endpoint slice controller put into a member cluster: a Namespace, a
 // Service, its EndpointSlices and a ServiceExport. Tests in every package

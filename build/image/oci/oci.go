@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package oci assembles mcs-gitops's container image from a built binary,
 // without a container engine and without a base image: one layer holding
 // the static binary, a CA bundle, /etc/passwd and /etc/group entries for

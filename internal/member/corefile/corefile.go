@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package corefile reads and edits a CoreDNS Corefile for one purpose: to
 // make the kubernetes plugin answer a ClusterSet zone (clusterset.local)
 // from ServiceImports, with its multicluster option. It is line-based and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package doctor checks, member by member, what mcs-gitops needs from a
 // ClusterSet, with the identities the loop itself uses: the member is
 // reachable and accepts the credential (and for how long), the CRDs are

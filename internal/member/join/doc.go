@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package join connects a cluster to a ClusterSet and disconnects it: with
 // the member's administrator credentials it installs what the loop needs
 // there (the MCS, GlobalTrafficPolicy and, for gateway mode, Gateway API

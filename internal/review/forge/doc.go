@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package forge opens and tracks review-mode proposals on the forge that
 // hosts the rendered repository: pull requests on GitHub and Gitea, merge
 // requests on GitLab. A proposal is a branch the loop has already pushed;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package propose is what review mode says and remembers about its
 // proposals: the Reviewer (the forge, the kinds that wait for a person,
 // what the forge last said of each request, the approved world per

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen copies the Gateway API CRDs mcs-gitops installs from the
 // sigs.k8s.io/gateway-api module in go.mod into schemas/crds/gatewayapi, so
 // they can be embedded: that module, unlike mcs-api, has no Go package

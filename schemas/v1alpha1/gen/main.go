@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen writes schemas/clusterset.schema.json from the v1alpha1 Go
 // types. Run it with `make generate` from the repository root.
 package main
