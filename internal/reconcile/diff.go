@@ -32,7 +32,7 @@ func (p *Pending) Empty() bool { return p.Files == 0 }
 // Diff collects and renders like Sync but writes nothing.
 func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	t := l.Config.Spec.Sync.Timings()
-	results := l.Members.Collect(ctx, t.MemberTimeout)
+	results := l.source().Collect(ctx, t.MemberTimeout)
 	p := &Pending{}
 	for _, r := range results {
 		l.observeMember(r)

@@ -3,6 +3,7 @@
 package reconcile
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -33,8 +34,11 @@ type Loop struct {
 	// verbatim. Loading already refused any inline credential.
 	ConfigBytes []byte
 	Members     *clusters.Set
-	Repo        *gitsync.Repo
-	Log         *slog.Logger
+	// Source is what a cycle reads the members through; nil reads
+	// Members. The offline script tests give snapshots from files here.
+	Source Source
+	Repo   *gitsync.Repo
+	Log    *slog.Logger
 	// Metrics may be nil.
 	Metrics *Metrics
 	// Apply says what a cycle does to the members after it commits:
@@ -66,6 +70,20 @@ type Loop struct {
 	unchanged *unchangedRender
 	// norm remembers each member's last normalized snapshot.
 	norm *snapshot.NormalizeCache
+}
+
+// Source reads every member once, each within timeout, a failure
+// classified in its Result; *clusters.Set is the one that talks to
+// members.
+type Source interface {
+	Collect(ctx context.Context, timeout time.Duration) []clusters.Result
+}
+
+func (l *Loop) source() Source {
+	if l.Source != nil {
+		return l.Source
+	}
+	return l.Members
 }
 
 // ApplyMode is what a cycle does to the members after it commits.

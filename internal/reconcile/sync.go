@@ -110,7 +110,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	start := time.Now()
 	out := &Outcome{}
 	t := l.Config.Spec.Sync.Timings()
-	out.Collected = l.Members.Collect(ctx, t.MemberTimeout)
+	out.Collected = l.source().Collect(ctx, t.MemberTimeout)
 	out.Took.Read = time.Since(start)
 	for _, r := range out.Collected {
 		l.observeMember(r)
