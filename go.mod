@@ -36,6 +36,7 @@ require (
 	k8s.io/cri-streaming v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
+	rsc.io/script v0.0.2
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/gateway-api v1.6.3
 	sigs.k8s.io/kustomize/api v0.21.2

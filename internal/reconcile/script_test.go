@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/tools/txtar"
+	"rsc.io/script"
+	"rsc.io/script/scripttest"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden sections of testdata/script/*.txt from what the scripts got")
+
+// TestScripts runs the loop's offline half (read, resolve, render, commit,
+// push; no apply) over several cycles, one scenario per file in
+// testdata/script: a member going unreachable, staleAfter, a rejected push,
+// and the like. Members are snapshot files the script edits between
+// cycles; Git is real (a bare remote on disk); the clock is the script's.
+// What needs a member's apiserver (apply, status write-back, watches) is
+// tested in test/e2e.
+//
+// Each script's commands (besides the rsc.io/script defaults: cp,
+// replace, rm, cmp, stdout, ...) are listed by scriptCommands; the
+// archive holds clusterset.yaml and live/<member>.yaml, each member's
+// current snapshot, and the golden files. go test -run TestScripts
+// -update rewrites the golden files in place.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in testdata/script (%v)", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			t.Parallel()
+			runScript(t, file)
+		})
+	}
+}
+
+func runScript(t *testing.T, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s, err := script.NewState(ctx, work, []string{"WORK=" + work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ExtractFiles(ar); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, work: work, now: scriptEpoch, down: map[string]string{}, unresolved: map[string]bool{}, updated: map[string][]byte{}}
+	e := script.NewEngine()
+	e.Cmds = scripttest.DefaultCmds()
+	for name, cmd := range h.commands() {
+		e.Cmds[name] = cmd
+	}
+	e.Conds = scripttest.DefaultConds()
+	scripttest.Run(t, e, s, file, bytes.NewReader(ar.Comment))
+	if *update && len(h.updated) > 0 && !t.Failed() {
+		for i, f := range ar.Files {
+			if b, ok := h.updated[f.Name]; ok {
+				ar.Files[i].Data = b
+			}
+		}
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scriptEpoch is the clock's reading when a script starts.
+var scriptEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// harness is one script's world: the members it serves the loop, the
+// bare remote and the loop, built at the first cycle.
+type harness struct {
+	t    *testing.T
+	work string
+
+	mu         sync.Mutex
+	now        time.Time
+	down       map[string]string // member -> Reason of its failed reads
+	unresolved map[string]bool   // members whose gateway host does not resolve
+	readErr    error             // a live file that did not load
+
+	cfg    *v1alpha1.ClusterSet
+	loop   *reconcile.Loop
+	remote string
+	// updated are golden files to write back under -update.
+	updated map[string][]byte
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+// Collect serves each member's live/<member>.yaml, or a failed read for a
+// member the script took down.
+func (h *harness) Collect(_ context.Context, _ time.Duration) []clusters.Result {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []clusters.Result
+	for _, m := range h.cfg.MemberNames() {
+		if reason, ok := h.down[m]; ok {
+			out = append(out, clusters.Result{Member: m, Reason: reason,
+				Err: fmt.Errorf("member %q: %s (taken down by the script)", m, reason)})
+			continue
+		}
+		name := filepath.Join("live", m+".yaml")
+		data, err := os.ReadFile(filepath.Join(h.work, name))
+		if err != nil {
+			h.readErr = fmt.Errorf("member %s: %w (write live/%s.yaml, or take the member down)", m, err, m)
+			continue
+		}
+		snap, err := snapshot.Parse(m, name, data)
+		if err != nil {
+			h.readErr = err
+			continue
+		}
+		r := clusters.Result{Member: m, Snapshot: snap}
+		if h.unresolved[m] {
+			snap.GatewayAddresses = nil
+			r.GatewayErr = fmt.Errorf("member %q: gateway host does not resolve (the script says so)", m)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// start builds the loop on the first cycle, from the archive's
+// clusterset.yaml, with an empty bare remote.
+func (h *harness) start(ctx context.Context) error {
+	if h.loop != nil {
+		return nil
+	}
+	path := filepath.Join(h.work, "clusterset.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	cfg, err := v1alpha1.Parse("clusterset.yaml", data)
+	if err != nil {
+		return err
+	}
+	h.remote = filepath.Join(h.work, "remote.git")
+	if _, err := git.PlainInit(h.remote, true); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testLog{h.t}, nil))
+	}
+	repo, err := gitsync.Open(ctx, gitsync.Options{URL: h.remote, Branch: cfg.Spec.Git.Branch,
+		Workdir: filepath.Join(h.work, "clone"), Clock: h.clock, Log: log,
+		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}})
+	if err != nil {
+		return err
+	}
+	h.cfg = cfg
+	h.loop = &reconcile.Loop{Config: cfg, ConfigBytes: data, Source: h, Repo: repo, Log: log,
+		Apply: reconcile.ApplyNone, Now: h.clock}
+	return nil
+}
+
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// remoteHead is the commit the remote's branch is at; nil before the first
+// push.
+func (h *harness) remoteHead() (*object.Commit, error) {
+	if h.cfg == nil {
+		return nil, errors.New("no cycle has run yet")
+	}
+	r, err := git.PlainOpen(h.remote)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := r.Reference(plumbing.NewBranchReferenceName(h.cfg.Spec.Git.Branch), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.CommitObject(ref.Hash())
+}
+
+// headFiles are the files matching pattern in the remote branch's last
+// commit, concatenated in path order.
+func (h *harness) headFiles(pattern string) ([]byte, error) {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	c, err := h.remoteHead()
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errors.New("the remote has no commit")
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	found := false
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if ok, _ := path.Match(pattern, f.Name); !ok {
+			return nil
+		}
+		found = true
+		s, err := f.Contents()
+		out = append(out, s...)
+		return err
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("%s at %s: no such file", pattern, c.Hash.String()[:12])
+	}
+	return out, err
+}
+
+// headFile is path in the remote branch's last commit.
+func (h *harness) headFile(path string) ([]byte, error) {
+	c, err := h.remoteHead()
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errors.New("the remote has no commit")
+	}
+	f, err := c.File(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", path, c.Hash.String()[:12], err)
+	}
+	s, err := f.Contents()
+	return []byte(s), err
+}
+
+func (h *harness) commands() map[string]script.Cmd {
+	return map[string]script.Cmd{
+		"cycle": script.Command(script.CmdUsage{
+			Summary: "run one cycle (sync with apply none)",
+			Detail:  []string{"stdout: the commit's message, or 'no commit'; stderr: the error, which fails the command (a member that could not be read fails it too)"},
+		}, h.cycle),
+		"member-down": script.Command(script.CmdUsage{
+			Args: "member [reason]", Summary: "reads of member fail from now on, with reason (default Unreachable)",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) < 1 || len(args) > 2 {
+				return nil, script.ErrUsage
+			}
+			reason := clusters.ReasonUnreachable
+			if len(args) == 2 {
+				if !slices.Contains(clusters.Reasons, args[1]) {
+					return nil, fmt.Errorf("reason %q is not one of %v", args[1], clusters.Reasons)
+				}
+				reason = args[1]
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.down[args[0]] = reason
+			return nil, nil
+		}),
+		"member-up": script.Command(script.CmdUsage{
+			Args: "member", Summary: "reads of member succeed again",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 1 {
+				return nil, script.ErrUsage
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			delete(h.down, args[0])
+			return nil, nil
+		}),
+		"dns": script.Command(script.CmdUsage{
+			Args: "member fails|works", Summary: "member's gateway host stops or starts resolving",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 2 || args[1] != "fails" && args[1] != "works" {
+				return nil, script.ErrUsage
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.unresolved[args[0]] = args[1] == "fails"
+			return nil, nil
+		}),
+		"advance": script.Command(script.CmdUsage{
+			Args: "duration", Summary: "move the clock forward (time.ParseDuration)",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 1 {
+				return nil, script.ErrUsage
+			}
+			d, err := time.ParseDuration(args[0])
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("advance: %q is not a positive duration", args[0])
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.now = h.now.Add(d)
+			return nil, nil
+		}),
+		"show": script.Command(script.CmdUsage{
+			Args: "pattern", Summary: "print the files matching pattern (path.Match) in the remote branch's last commit; fails when none does",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 1 {
+				return nil, script.ErrUsage
+			}
+			b, err := h.headFiles(args[0])
+			return func(*script.State) (string, string, error) { return string(b), "", err }, nil
+		}),
+		"golden": script.Command(script.CmdUsage{
+			Args: "path file", Summary: "compare path in the remote branch's last commit with file of the archive",
+			Detail: []string{"with go test -update, file is rewritten in the archive instead"},
+		}, h.golden),
+		"log": script.Command(script.CmdUsage{
+			Args: "[n]", Summary: "print the subjects of the remote branch's last n commits (default 1), newest first",
+		}, h.log),
+		"other-push": script.Command(script.CmdUsage{
+			Args: "file...", Summary: "another writer commits these files of the script's directory, at the same paths, and pushes",
+		}, h.otherPush),
+	}
+}
+
+func (h *harness) cycle(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) != 0 {
+		return nil, script.ErrUsage
+	}
+	if err := h.start(s.Context()); err != nil {
+		return nil, err
+	}
+	h.readErr = nil
+	out, err := h.loop.Sync(s.Context())
+	if h.readErr != nil {
+		return nil, h.readErr
+	}
+	var stdout strings.Builder
+	if out != nil && out.Committed {
+		c, cerr := h.remoteHead()
+		if cerr != nil {
+			return nil, cerr
+		}
+		if c == nil || c.Hash != out.Commit {
+			return nil, fmt.Errorf("the cycle committed %s, but the remote is not at it", out.Commit)
+		}
+		stdout.WriteString(c.Message)
+	} else {
+		stdout.WriteString("no commit\n")
+	}
+	return func(*script.State) (string, string, error) {
+		if err != nil {
+			return stdout.String(), err.Error() + "\n", err
+		}
+		return stdout.String(), "", nil
+	}, nil
+}
+
+func (h *harness) golden(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) != 2 {
+		return nil, script.ErrUsage
+	}
+	got, err := h.headFile(args[0])
+	if err != nil {
+		return nil, err
+	}
+	if *update {
+		h.updated[args[1]] = got
+		return nil, nil
+	}
+	want, err := os.ReadFile(s.Path(args[1]))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(got, want) {
+		return nil, fmt.Errorf("%s differs from %s (go test -run TestScripts -update rewrites it):\n--- got\n%s--- want\n%s", args[0], args[1], got, want)
+	}
+	return nil, nil
+}
+
+func (h *harness) log(_ *script.State, args ...string) (script.WaitFunc, error) {
+	n := 1
+	switch len(args) {
+	case 0:
+	case 1:
+		var err error
+		if n, err = strconv.Atoi(args[0]); err != nil || n < 1 {
+			return nil, script.ErrUsage
+		}
+	default:
+		return nil, script.ErrUsage
+	}
+	c, err := h.remoteHead()
+	if err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	for ; c != nil && n > 0; n-- {
+		subject, _, _ := strings.Cut(c.Message, "\n")
+		fmt.Fprintf(&out, "%s\n", subject)
+		if c.NumParents() == 0 {
+			break
+		}
+		if c, err = c.Parent(0); err != nil {
+			return nil, err
+		}
+	}
+	return func(*script.State) (string, string, error) { return out.String(), "", nil }, nil
+}
+
+// otherPush is a second writer (a person, another process) pushing to the
+// remote from a clone of its own.
+func (h *harness) otherPush(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) == 0 {
+		return nil, script.ErrUsage
+	}
+	if h.cfg == nil {
+		return nil, errors.New("other-push: run a cycle first, so the remote has a branch")
+	}
+	dir, err := os.MkdirTemp(h.work, "other-")
+	if err != nil {
+		return nil, err
+	}
+	branch := plumbing.NewBranchReferenceName(h.cfg.Spec.Git.Branch)
+	r, err := git.PlainCloneContext(s.Context(), dir, false, &git.CloneOptions{URL: h.remote, ReferenceName: branch, SingleBranch: true})
+	if err != nil {
+		return nil, err
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range args {
+		data, err := os.ReadFile(s.Path(f))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			return nil, err
+		}
+		if _, err := wt.Add(filepath.ToSlash(f)); err != nil {
+			return nil, err
+		}
+	}
+	sig := &object.Signature{Name: "someone else", Email: "someone@example.com", When: h.clock()}
+	if _, err := wt.Commit("someone else's change", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+		return nil, err
+	}
+	return nil, r.PushContext(s.Context(), &git.PushOptions{})
+}
