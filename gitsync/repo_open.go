@@ -109,7 +109,19 @@ func (r *Repo) openClone(ctx context.Context) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		return r.reuseClone(ctx, dir)
+		err := r.reuseClone(ctx, dir)
+		var torn *tornCloneError
+		if !errors.As(err, &torn) {
+			return err
+		}
+		aside, merr := r.moveAside(dir)
+		if merr != nil {
+			return fmt.Errorf("%w (and moving it aside: %v)", err, merr)
+		}
+		// The remote holds everything that was pushed; what the torn
+		// clone held beyond it was never published.
+		r.opts.Log.Warn("the clone in the work directory could not be read; moved aside, cloning again",
+			"workdir", dir, "movedTo", aside, "err", r.redact.String(torn.Error()))
 	}
 	repo, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{
 		URL:           r.opts.URL,
@@ -148,27 +160,86 @@ func (r *Repo) initEmpty(dir string) error {
 	return r.attach(repo, dir)
 }
 
-// reuseClone picks up a clone left in Workdir by an earlier run.
+// reuseClone picks up a clone left in Workdir by an earlier run. A clone
+// whose own files do not read (a *tornCloneError) is for openClone to
+// replace; a clone of another repository is an error to report.
 func (r *Repo) reuseClone(ctx context.Context, dir string) error {
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
-		return fmt.Errorf("opening the clone in %s: %w", dir, err)
+		return &tornCloneError{fmt.Errorf("opening the clone in %s: %w", dir, err)}
 	}
-	rem, err := repo.Remote(remoteName)
+	cfg, err := repo.Config()
 	if err != nil {
-		return fmt.Errorf("the clone in %s has no remote %s: %w", dir, remoteName, err)
+		return &tornCloneError{fmt.Errorf("reading the clone's configuration in %s: %w", dir, err)}
 	}
-	if urls := rem.Config().URLs; len(urls) == 0 || urls[0] != r.opts.URL {
+	rem, ok := cfg.Remotes[remoteName]
+	if !ok {
+		return fmt.Errorf("the clone in %s has no remote %s", dir, remoteName)
+	}
+	if urls := rem.URLs; len(urls) == 0 || urls[0] != r.opts.URL {
 		return fmt.Errorf("workdir %s holds a clone of another repository; remove it or choose another workdir", dir)
 	}
+	if err := r.checkRefs(repo); err != nil {
+		return &tornCloneError{fmt.Errorf("the clone in %s: %w", dir, err)}
+	}
 	if err := r.attach(repo, dir); err != nil {
-		return err
+		return &tornCloneError{err}
 	}
 	if err := repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, r.branch)); err != nil {
 		return err
 	}
 	r.opts.Log.Info("git clone reused", "workdir", dir, "branch", r.opts.Branch)
 	return r.ResetToRemote(ctx)
+}
+
+// checkRefs reads every reference of a clone and the commits its branch
+// and the remote's point at: a process killed while go-git rewrote one in
+// place leaves it empty, and then nothing else works.
+func (r *Repo) checkRefs(repo *git.Repository) error {
+	refs, err := repo.Storer.IterReferences()
+	if err != nil {
+		return err
+	}
+	defer refs.Close()
+	if err := refs.ForEach(func(*plumbing.Reference) error { return nil }); err != nil {
+		return err
+	}
+	for _, name := range []plumbing.ReferenceName{r.branch, r.trackingRef()} {
+		ref, err := repo.Storer.Reference(name)
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if _, err := repo.CommitObject(ref.Hash()); err != nil {
+			return fmt.Errorf("%s points at %s: %w", name, ref.Hash(), err)
+		}
+	}
+	return nil
+}
+
+// tornCloneError is a clone in the work directory that cannot be read.
+type tornCloneError struct{ err error }
+
+func (e *tornCloneError) Error() string { return e.err.Error() }
+func (e *tornCloneError) Unwrap() error { return e.err }
+
+// moveAside renames a torn clone to <dir>.torn-<time>, for a person to
+// look at, and deletes any clone moved aside before: one is kept, not one
+// per restart.
+func (r *Repo) moveAside(dir string) (string, error) {
+	old, err := filepath.Glob(dir + ".torn-*")
+	if err != nil {
+		return "", err
+	}
+	for _, o := range old {
+		if err := os.RemoveAll(o); err != nil {
+			return "", err
+		}
+	}
+	aside := dir + ".torn-" + r.opts.Clock().UTC().Format("20060102T150405Z")
+	return aside, os.Rename(dir, aside)
 }
 
 func (r *Repo) attach(repo *git.Repository, dir string) error {
