@@ -49,6 +49,11 @@ type Options struct {
 	// Verify, when set, is what Verify checks a commit with; Publish
 	// verifies HEAD with it before each render on top.
 	Verify *Verifier
+	// Fence, when set, is asked right before every push and remote
+	// branch deletion; an error refuses the write and is returned as is.
+	// A leader that may have lost its Lease uses it so it never writes
+	// over the new leader.
+	Fence func() error
 }
 
 // Repo is an opened rendered repository. It is not safe for concurrent use.

@@ -69,6 +69,9 @@ func (r *Repo) PushBranch(ctx context.Context, name string, owned func(*object.C
 	if !r.remote {
 		return nil
 	}
+	if err := r.fenced(); err != nil {
+		return err
+	}
 	ref := plumbing.NewBranchReferenceName(name)
 	tracking := plumbing.NewRemoteReferenceName(remoteName, name)
 	pushed := pushedRef(name)
@@ -170,6 +173,9 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	}
 	if !r.remote {
 		return nil
+	}
+	if err := r.fenced(); err != nil {
+		return err
 	}
 	err := r.repo.PushContext(ctx, &git.PushOptions{
 		RemoteName: remoteName,

@@ -32,6 +32,9 @@ func (r *Repo) Push(ctx context.Context) error {
 	if tracked, err := r.repo.Storer.Reference(r.trackingRef()); err == nil && tracked.Hash() == head {
 		return nil // the remote had this commit when last seen
 	}
+	if err := r.fenced(); err != nil {
+		return err
+	}
 	spec := config.RefSpec(r.branch.String() + ":" + r.branch.String())
 	err = r.repo.PushContext(ctx, &git.PushOptions{
 		RemoteName: remoteName,
@@ -50,6 +53,14 @@ func (r *Repo) Push(ctx context.Context) error {
 	}
 	r.opts.Log.Info("git push", "commit", head.String()[:12], "branch", r.opts.Branch, "url", r.redact.String(r.opts.URL))
 	return nil
+}
+
+// fenced is Options.Fence's answer; nil without one.
+func (r *Repo) fenced() error {
+	if r.opts.Fence == nil {
+		return nil
+	}
+	return r.opts.Fence()
 }
 
 // isRejected recognizes a non-fast-forward rejection. go-git reports it

@@ -89,6 +89,7 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 							return err
 						}
 						loop := e.loop(repo, m)
+						loop.Fence = f.fence
 						defer loop.CloseEvents(eventsFlush)
 						if err := f.withReview(ctx, e, loop); err != nil {
 							return err
@@ -109,7 +110,8 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 			if leaderElect {
 				probes.SetReady(true) // a follower standing by is healthy
 				runErr = reconcile.Lead(ctx, reconcile.LeaderElection{Config: e.mgmtConfig, Namespace: leNamespace, Name: leName}, m,
-					func(ctx context.Context) {
+					func(ctx context.Context, fence reconcile.Fence) {
+						f.fence = fence
 						probes.SetReady(false)
 						if err := lead(ctx); err != nil {
 							runErr = err

@@ -42,6 +42,8 @@ type loopFlags struct {
 	// readOnly commands (diff, status) neither commit nor apply: they
 	// do not read the signing key or verify commits.
 	readOnly bool
+	// fence, set while run leads, guards every push and apply.
+	fence reconcile.Fence
 }
 
 // registerApply adds --apply, for the commands that apply after they
@@ -220,7 +222,7 @@ func (f *loopFlags) openRepo(ctx context.Context, e *env) (*gitsync.Repo, error)
 	repo, err := gitsync.Open(ctx, gitsync.Options{
 		URL: url, Branch: g.Branch, Path: g.Path, Workdir: workdir, Auth: auth,
 		Author: gitsync.Signature{Name: g.Author.Name, Email: g.Author.Email}, Log: e.log,
-		Signer: signer, Verify: verifier,
+		Signer: signer, Verify: verifier, Fence: f.fence,
 	})
 	if err != nil {
 		return nil, &exitError{3, err}

@@ -31,7 +31,9 @@ type LeaderElection struct {
 // Lead runs fn while this process holds the Lease. When the Lease is lost
 // fn's context is cancelled and Lead returns an error: the caller exits,
 // and a restarted replica starts clean rather than racing the new leader.
-func Lead(ctx context.Context, le LeaderElection, m *Metrics, fn func(ctx context.Context)) error {
+// fn gets the Fence every write must pass (renewals says why the
+// cancelled context alone is not enough).
+func Lead(ctx context.Context, le LeaderElection, m *Metrics, fn func(ctx context.Context, fence Fence)) error {
 	cs, err := kubernetes.NewForConfig(le.Config)
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
@@ -41,17 +43,19 @@ func Lead(ctx context.Context, le LeaderElection, m *Metrics, fn func(ctx contex
 		host, _ := os.Hostname()
 		id = host + "-" + rand.String(6)
 	}
-	lock := &resourcelock.LeaseLock{
+	renewDeadline := orDefault(le.RenewDeadline, 10*time.Second)
+	held := &renewals{valid: renewDeadline, now: time.Now}
+	lock := renewingLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: le.Namespace, Name: le.Name},
 		Client:     cs.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
+	}, r: held}
 	lost := make(chan struct{})
 	cfg := leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		ReleaseOnCancel: true,
 		LeaseDuration:   orDefault(le.LeaseDuration, 15*time.Second),
-		RenewDeadline:   orDefault(le.RenewDeadline, 10*time.Second),
+		RenewDeadline:   renewDeadline,
 		RetryPeriod:     orDefault(le.RetryPeriod, 2*time.Second),
 		Name:            le.Name,
 		Callbacks: leaderelection.LeaderCallbacks{
@@ -59,7 +63,7 @@ func Lead(ctx context.Context, le LeaderElection, m *Metrics, fn func(ctx contex
 				if m != nil {
 					m.IsLeader.Set(1)
 				}
-				fn(ctx)
+				fn(ctx, held.check)
 			},
 			OnStoppedLeading: func() {
 				if m != nil {

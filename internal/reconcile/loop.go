@@ -52,6 +52,10 @@ type Loop struct {
 	Review *propose.Reviewer
 	// Now is the clock; tests pin it. Defaults to time.Now.
 	Now func() time.Time
+	// Fence, when set (Lead gives it), is asked before a cycle applies
+	// anything; the Repo's gitsync.Options.Fence guards its pushes. A
+	// fenced cycle fails with an error wrapping ErrFenced.
+	Fence Fence
 
 	// memories keep, per member, what was last applied, so a cycle only
 	// sends what changed; forgotten every resyncInterval.

@@ -111,9 +111,13 @@ type harness struct {
 	down       map[string]string // member -> Reason of its failed reads
 	unresolved map[string]bool   // members whose gateway host does not resolve
 	readErr    error             // a live file that did not load
+	fenced     bool              // the Lease is lost: every write is refused
+	// meanwhile, when set, runs once right after the next read (race).
+	meanwhile func() error
 
 	cfg    *v1alpha1.ClusterSet
 	loop   *reconcile.Loop
+	other  *reconcile.Loop // a second process on the same remote (race)
 	remote string
 	// updated are golden files to write back under -update.
 	updated map[string][]byte
@@ -127,7 +131,21 @@ func (h *harness) clock() time.Time {
 
 // Collect serves each member's live/<member>.yaml, or a failed read for a
 // member the script took down.
-func (h *harness) Collect(_ context.Context, _ time.Duration) []clusters.Result {
+func (h *harness) Collect(ctx context.Context, _ time.Duration) []clusters.Result {
+	out := h.read()
+	h.mu.Lock()
+	hook := h.meanwhile
+	h.meanwhile = nil
+	h.mu.Unlock()
+	if hook != nil {
+		if err := hook(); err != nil && h.readErr == nil {
+			h.readErr = fmt.Errorf("race: %w", err)
+		}
+	}
+	return out
+}
+
+func (h *harness) read() []clusters.Result {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []clusters.Result
@@ -181,15 +199,30 @@ func (h *harness) start(ctx context.Context) error {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testLog{h.t}, nil))
 	}
-	repo, err := gitsync.Open(ctx, gitsync.Options{URL: h.remote, Branch: cfg.Spec.Git.Branch,
-		Workdir: filepath.Join(h.work, "clone"), Clock: h.clock, Log: log,
-		Author: gitsync.Signature{Name: cfg.Spec.Git.Author.Name, Email: cfg.Spec.Git.Author.Email}})
-	if err != nil {
-		return err
-	}
 	h.cfg = cfg
-	h.loop = &reconcile.Loop{Config: cfg, ConfigBytes: data, Source: h, Repo: repo, Log: log,
-		Apply: reconcile.ApplyNone, Now: h.clock}
+	h.loop, err = h.newLoop(ctx, "clone", data, log, h.fence)
+	return err
+}
+
+// newLoop is a loop process with its own clone of the remote, reading the
+// same members.
+func (h *harness) newLoop(ctx context.Context, clone string, config []byte, log *slog.Logger, fence reconcile.Fence) (*reconcile.Loop, error) {
+	repo, err := gitsync.Open(ctx, gitsync.Options{URL: h.remote, Branch: h.cfg.Spec.Git.Branch,
+		Workdir: filepath.Join(h.work, clone), Clock: h.clock, Log: log, Fence: fence,
+		Author: gitsync.Signature{Name: h.cfg.Spec.Git.Author.Name, Email: h.cfg.Spec.Git.Author.Email}})
+	if err != nil {
+		return nil, err
+	}
+	return &reconcile.Loop{Config: h.cfg, ConfigBytes: config, Source: h, Repo: repo, Log: log,
+		Apply: reconcile.ApplyNone, Now: h.clock, Fence: fence}, nil
+}
+
+func (h *harness) fence() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fenced {
+		return fmt.Errorf("%w: the script took the Lease away", reconcile.ErrFenced)
+	}
 	return nil
 }
 
@@ -348,6 +381,21 @@ func (h *harness) commands() map[string]script.Cmd {
 		"log": script.Command(script.CmdUsage{
 			Args: "[n]", Summary: "print the subjects of the remote branch's last n commits (default 1), newest first",
 		}, h.log),
+		"lease": script.Command(script.CmdUsage{
+			Args: "lost|held", Summary: "the loop loses or regains the leader Lease: its Fence refuses every push and apply while lost",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 1 || args[0] != "lost" && args[0] != "held" {
+				return nil, script.ErrUsage
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.fenced = args[0] == "lost"
+			return nil, nil
+		}),
+		"race": script.Command(script.CmdUsage{
+			Args:    "src dst",
+			Summary: "during the next cycle, right after it read the members: file src replaces dst (a member changes), and another loop process (its own clone, the same remote) runs a cycle and pushes",
+		}, h.race),
 		"other-push": script.Command(script.CmdUsage{
 			Args: "file...", Summary: "another writer commits these files of the script's directory, at the same paths, and pushes",
 		}, h.otherPush),
@@ -385,6 +433,41 @@ func (h *harness) cycle(s *script.State, args ...string) (script.WaitFunc, error
 		}
 		return stdout.String(), "", nil
 	}, nil
+}
+
+func (h *harness) race(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) != 2 {
+		return nil, script.ErrUsage
+	}
+	if h.loop == nil {
+		return nil, errors.New("race: run a cycle first")
+	}
+	src, dst := s.Path(args[0]), s.Path(args[1])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.meanwhile = func() error {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		if h.other == nil {
+			if h.other, err = h.newLoop(s.Context(), "clone-other", h.loop.ConfigBytes, h.loop.Log, nil); err != nil {
+				return err
+			}
+		}
+		out, err := h.other.Sync(s.Context())
+		if err != nil {
+			return fmt.Errorf("the other loop's cycle: %w", err)
+		}
+		if !out.Committed {
+			return errors.New("the other loop's cycle committed nothing: the race needs a change")
+		}
+		return nil
+	}
+	return nil, nil
 }
 
 func (h *harness) golden(s *script.State, args ...string) (script.WaitFunc, error) {

@@ -145,6 +145,13 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 	l.observeReport(pub.report)
 
+	out.Collected = pub.collected
+	if l.Fence != nil {
+		if err := l.Fence(); err != nil {
+			l.finish(out, start, "error")
+			return out, err
+		}
+	}
 	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
 	out.Took.Apply = time.Since(applyStart)
@@ -168,9 +175,12 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 
 // published is one cycle's commit and what apply gets.
 type published struct {
-	commit  plumbing.Hash
-	changed bool
-	message string
+	// collected is what the commit was rendered from: the first read, or
+	// after a rejected push the read made then.
+	collected []clusters.Result
+	commit    plumbing.Hash
+	changed   bool
+	message   string
 	// files and report are what the commit holds, from memory (see
 	// publish).
 	files  map[string][]byte
@@ -208,7 +218,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		head = rs.head
 	}
 	if u := l.lastUnchanged(rs); u != nil {
-		return &published{commit: head, files: u.tree.files, report: u.tree.report}, nil
+		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report}, nil
 	}
 	t := l.Config.Spec.Sync.Timings()
 	var (
@@ -221,9 +231,18 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			// After a rejected push the branch was reset: resolve again
-			// on top of the commit that won.
+			// After a rejected push the branch was reset to the commit
+			// that won, written by someone who read the members after
+			// this cycle did (a new leader, another process). Rendering
+			// this cycle's older read on top of it would take back what
+			// that commit added, an export that is live say: the members
+			// are read again instead.
 			if rs.head != head {
+				l.log().Info("the branch moved while this cycle ran; reading the members again", "head", head.String()[:12])
+				collected = l.source().Collect(ctx, t.MemberTimeout)
+				for _, r := range collected {
+					l.observeMember(r)
+				}
 				if rs, err = l.resolve(head, collected); err != nil {
 					return nil, nil, nil, err
 				}
@@ -247,7 +266,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
-	return &published{commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
+	return &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
 }
 
 // resolveFetched is what publish does when the local head does not load

@@ -29,7 +29,7 @@ func TestLeaderElectionOneCommitter(t *testing.T) {
 		le := reconcile.LeaderElection{Config: mgmt.Config, Namespace: "mcs-gitops", Name: "mcs-gitops", Identity: id,
 			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond}
 		go func() {
-			done <- reconcile.Lead(ctx, le, nil, func(ctx context.Context) {
+			done <- reconcile.Lead(ctx, le, nil, func(ctx context.Context, _ reconcile.Fence) {
 				n := active.Add(1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
