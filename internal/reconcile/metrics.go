@@ -19,6 +19,7 @@ type Metrics struct {
 	Cycles          *prometheus.CounterVec
 	Commits         prometheus.Counter
 	PushRetries     prometheus.Counter
+	PublishRetries  prometheus.Counter
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
 	// MemberUnreachableReason is a state set: per member one series per
@@ -72,6 +73,10 @@ func NewMetrics() *Metrics {
 		PushRetries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcs_gitops_push_retries_total",
 			Help: "Pushes rejected by the remote and retried after a fetch and re-render.",
+		}),
+		PublishRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcs_gitops_publish_retries_total",
+			Help: "Cycles that could not update the repository (the Git server down, say) and were retried after a backoff of 1s doubling to 1m, rather than at the next resync.",
 		}),
 		ApplyResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcs_gitops_apply_objects_total",
@@ -132,7 +137,7 @@ func NewMetrics() *Metrics {
 		Name: "mcs_gitops_review_errors_total",
 		Help: "Review mode: failed talks with the forge or pushes of proposal branches, by step (poll, propose). Churn keeps flowing; proposals are late.",
 	}, []string{"step"})
-	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.ApplyResults,
+	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)

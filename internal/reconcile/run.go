@@ -5,7 +5,10 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
+
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
 )
 
 // RunOptions tune the controller.
@@ -111,6 +114,15 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			if err != nil {
 				l.log().Error("cycle failed", "err", err)
 			}
+			if retryPublish(err) {
+				d := p.failed(l.now(), rand.Float64())
+				l.log().Info("publishing failed; retrying", "in", d.Round(time.Millisecond).String())
+				if l.Metrics != nil {
+					l.Metrics.PublishRetries.Inc()
+				}
+			} else if !errors.As(err, new(*RepoError)) {
+				p.published()
+			}
 			if out != nil && out.Committed {
 				p.committed(l.now())
 			}
@@ -126,6 +138,15 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			}
 		}
 	}
+}
+
+// retryPublish says whether a cycle that failed with err is retried
+// soon: when it could not update the repository, except when this
+// process may no longer write (fenced) or the branch's commit is refused
+// by verification, which no retry mends.
+func retryPublish(err error) bool {
+	var repoErr *RepoError
+	return errors.As(err, &repoErr) && !errors.Is(err, ErrFenced) && !errors.As(err, new(*gitsync.VerifyError))
 }
 
 // cycleTimeout bounds one cycle: reading members, a push with retries and

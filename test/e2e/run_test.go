@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +89,38 @@ func TestRunExportToImport(t *testing.T) {
 	}
 	code, _ = httpGet(t, "http://"+addr+"/healthz")
 	assert.Equal(t, 200, code)
+}
+
+// TestRunRetriesAFailedPublish: the Git server is gone for a few seconds
+// while a change is pending. The controller retries with a backoff and
+// the commit lands once the server is back, not at the next resync (ten
+// minutes here); nothing is applied before it is in Git.
+func TestRunRetriesAFailedPublish(t *testing.T) {
+	w := newWorld(t, 2, "    minCommitInterval: \"0\"\n    resyncInterval: 10m\n")
+	ctx := context.Background()
+	c1, c2 := w.member("cluster-1"), w.member("cluster-2")
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "httpbin"))
+	addr := runLoop(t, w)
+	eventually(t, 20*time.Second, func() bool { code, _ := httpGet(t, "http://"+addr+"/readyz"); return code == 200 },
+		"not ready after the first cycle")
+
+	require.NoError(t, os.Rename(w.remote, w.remote+".down"))
+	export(t, c1, "httpbin", "httpbin", 80, "10.1.0.10")
+	eventually(t, 20*time.Second, func() bool {
+		_, body := httpGet(t, "http://"+addr+"/metrics")
+		return strings.Contains(body, "mcs_gitops_publish_retries_total 1") || strings.Contains(body, "mcs_gitops_publish_retries_total 2")
+	}, "the failed publish was not retried")
+	assert.False(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "httpbin", "httpbin"), "applied before it was in Git")
+
+	require.NoError(t, os.Rename(w.remote+".down", w.remote))
+	start := time.Now()
+	eventually(t, 30*time.Second, func() bool {
+		_, msg := w.remoteHead()
+		return strings.Contains(msg, "httpbin/httpbin")
+	}, "the commit did not reach the remote once it was back")
+	eventually(t, 20*time.Second, func() bool { return exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "httpbin", "httpbin") },
+		"not applied after the retried publish")
+	t.Logf("remote back -> commit pushed and applied: %s", time.Since(start).Round(time.Millisecond))
 }
 
 // BenchmarkRunExportToImport measures, in the controller, the time from a
