@@ -78,6 +78,10 @@ type Repo struct {
 	// (links included), so the next Commit writes the whole tree.
 	mirrored      plumbing.Hash
 	mirroredRoots []string
+	// line is the newest commit this Repo knows the remote branch held:
+	// what Open fetched, what it pushed, what it reset to. The remote
+	// branch must descend from it (ResetToRemote); zero before any.
+	line plumbing.Hash
 }
 
 const remoteName = "origin"

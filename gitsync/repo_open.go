@@ -134,7 +134,11 @@ func (r *Repo) openClone(ctx context.Context) error {
 	switch {
 	case err == nil:
 		r.opts.Log.Info("git repository cloned", "url", r.redact.String(r.opts.URL), "branch", r.opts.Branch, "workdir", dir)
-		return r.attach(repo, dir)
+		if err := r.attach(repo, dir); err != nil {
+			return err
+		}
+		r.line, err = r.Head()
+		return err
 	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, plumbing.ErrReferenceNotFound),
 		errors.As(err, new(git.NoMatchingRefSpecError)):
 		// Nothing to clone on Branch yet: start it.

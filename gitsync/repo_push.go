@@ -51,6 +51,7 @@ func (r *Repo) Push(ctx context.Context) error {
 	if err := r.repo.Storer.SetReference(plumbing.NewHashReference(r.trackingRef(), head)); err != nil {
 		return fmt.Errorf("recording the pushed commit: %w", err)
 	}
+	r.line = head
 	r.opts.Log.Info("git push", "commit", head.String()[:12], "branch", r.opts.Branch, "url", r.redact.String(r.opts.URL))
 	return nil
 }
@@ -86,7 +87,11 @@ func (r *Repo) trackingRef() plumbing.ReferenceName {
 
 // ResetToRemote fetches Branch from origin and hard-resets the worktree
 // and Branch to it, discarding local commits that were not pushed. When
-// origin has no Branch yet (or there is no origin) nothing changes.
+// origin has no Branch (or there is no origin) nothing changes, and the
+// next Push creates it again from HEAD (a remote recreated empty). A
+// remote branch that does not descend from the last commit this Repo saw
+// there was rewritten (a force-push): it is refused with a
+// *RewrittenError and the clone stays as it was.
 func (r *Repo) ResetToRemote(ctx context.Context) error {
 	if !r.remote {
 		return nil
@@ -96,13 +101,16 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		r.opts.Log.Debug("git remote has no branch to reset to", "branch", r.opts.Branch)
-		return nil
+		return r.branchGone()
 	}
 	head, err := r.Head()
 	if err != nil {
 		return err
 	}
+	if err := r.checkLine(remote); err != nil {
+		return err
+	}
+	r.line = remote
 	if head == remote {
 		return nil
 	}

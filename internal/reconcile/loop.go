@@ -74,6 +74,8 @@ type Loop struct {
 	unchanged *unchangedRender
 	// norm remembers each member's last normalized snapshot.
 	norm *snapshot.NormalizeCache
+	// followed is when the branch was last fetched (follow).
+	followed time.Time
 }
 
 // Source reads every member once, each within timeout, a failure

@@ -20,6 +20,7 @@ type Metrics struct {
 	Commits         prometheus.Counter
 	PushRetries     prometheus.Counter
 	PublishRetries  prometheus.Counter
+	BranchDrift     prometheus.Counter
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
 	// MemberUnreachableReason is a state set: per member one series per
@@ -77,6 +78,10 @@ func NewMetrics() *Metrics {
 		PublishRetries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcs_gitops_publish_retries_total",
 			Help: "Cycles that could not update the repository (the Git server down, say) and were retried after a backoff of 1s doubling to 1m, rather than at the next resync.",
+		}),
+		BranchDrift: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcs_gitops_branch_drift_total",
+			Help: "Commits the loop did not write that changed rendered files (clusters/, status/), found when following the branch; the loop renders over them. Merges of review-mode proposals do not count.",
 		}),
 		ApplyResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcs_gitops_apply_objects_total",
@@ -137,7 +142,7 @@ func NewMetrics() *Metrics {
 		Name: "mcs_gitops_review_errors_total",
 		Help: "Review mode: failed talks with the forge or pushes of proposal branches, by step (poll, propose). Churn keeps flowing; proposals are late.",
 	}, []string{"step"})
-	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.ApplyResults,
+	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)

@@ -99,4 +99,5 @@ func TestRetryPublish(t *testing.T) {
 	assert.False(t, retryPublish(&PartialError{Failed: []string{"cluster-2"}}))
 	assert.False(t, retryPublish(&RepoError{fmt.Errorf("update repository: %w", ErrFenced)}))
 	assert.False(t, retryPublish(&RepoError{&gitsync.VerifyError{}}))
+	assert.False(t, retryPublish(&RepoError{&gitsync.RewrittenError{}}))
 }

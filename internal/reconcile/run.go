@@ -142,11 +142,12 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 
 // retryPublish says whether a cycle that failed with err is retried
 // soon: when it could not update the repository, except when this
-// process may no longer write (fenced) or the branch's commit is refused
-// by verification, which no retry mends.
+// process may no longer write (fenced), or the branch's commit is refused
+// by verification or was rewritten, which no retry mends.
 func retryPublish(err error) bool {
 	var repoErr *RepoError
-	return errors.As(err, &repoErr) && !errors.Is(err, ErrFenced) && !errors.As(err, new(*gitsync.VerifyError))
+	return errors.As(err, &repoErr) && !errors.Is(err, ErrFenced) && !errors.As(err, new(*gitsync.VerifyError)) &&
+		!errors.As(err, new(*gitsync.RewrittenError))
 }
 
 // cycleTimeout bounds one cycle: reading members, a push with retries and

@@ -396,6 +396,40 @@ func (h *harness) commands() map[string]script.Cmd {
 			Args:    "src dst",
 			Summary: "during the next cycle, right after it read the members: file src replaces dst (a member changes), and another loop process (its own clone, the same remote) runs a cycle and pushes",
 		}, h.race),
+		"remote-recreate": script.Command(script.CmdUsage{
+			Summary: "the remote is deleted and created again, empty",
+		}, func(*script.State, ...string) (script.WaitFunc, error) {
+			if h.cfg == nil {
+				return nil, errors.New("remote-recreate: run a cycle first")
+			}
+			if err := os.RemoveAll(h.remote); err != nil {
+				return nil, err
+			}
+			_, err := git.PlainInit(h.remote, true)
+			return nil, err
+		}),
+		"remote-rewind": script.Command(script.CmdUsage{
+			Args: "n", Summary: "someone force-pushes the remote branch n commits back",
+		}, h.rewind),
+		"restart": script.Command(script.CmdUsage{
+			Summary: "the loop process restarts: a new process on the same clone directory, remembering nothing",
+		}, func(s *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 0 {
+				return nil, script.ErrUsage
+			}
+			if h.loop == nil {
+				return nil, errors.New("restart: run a cycle first")
+			}
+			loop, err := h.newLoop(s.Context(), "clone", h.loop.ConfigBytes, h.loop.Log, h.fence)
+			if err != nil {
+				return nil, err
+			}
+			h.loop = loop
+			return nil, nil
+		}),
+		"other-rm": script.Command(script.CmdUsage{
+			Args: "path...", Summary: "another writer deletes these paths from the branch and pushes",
+		}, h.otherRemove),
 		"other-push": script.Command(script.CmdUsage{
 			Args: "file...", Summary: "another writer commits these files of the script's directory, at the same paths, and pushes",
 		}, h.otherPush),
@@ -522,14 +556,66 @@ func (h *harness) log(_ *script.State, args ...string) (script.WaitFunc, error) 
 	return func(*script.State) (string, string, error) { return out.String(), "", nil }, nil
 }
 
+func (h *harness) rewind(_ *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) != 1 {
+		return nil, script.ErrUsage
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		return nil, script.ErrUsage
+	}
+	c, err := h.remoteHead()
+	if err != nil || c == nil {
+		return nil, fmt.Errorf("remote-rewind: no commit (%v)", err)
+	}
+	for range n {
+		if c, err = c.Parent(0); err != nil {
+			return nil, fmt.Errorf("remote-rewind: %w", err)
+		}
+	}
+	r, err := git.PlainOpen(h.remote)
+	if err != nil {
+		return nil, err
+	}
+	return nil, r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(h.cfg.Spec.Git.Branch), c.Hash))
+}
+
+// otherRemove is a person deleting files of the branch in a clone of
+// their own.
+func (h *harness) otherRemove(s *script.State, args ...string) (script.WaitFunc, error) {
+	return h.otherCommit(s, args, func(wt *git.Worktree, dir, f string) error {
+		_, err := wt.Remove(filepath.ToSlash(f))
+		return err
+	})
+}
+
 // otherPush is a second writer (a person, another process) pushing to the
 // remote from a clone of its own.
 func (h *harness) otherPush(s *script.State, args ...string) (script.WaitFunc, error) {
-	if len(args) == 0 {
+	return h.otherCommit(s, args, func(wt *git.Worktree, dir, f string) error {
+		data, err := os.ReadFile(s.Path(f))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			return err
+		}
+		_, err = wt.Add(filepath.ToSlash(f))
+		return err
+	})
+}
+
+// otherCommit clones the remote's branch, changes each path with edit,
+// commits as someone else and pushes.
+func (h *harness) otherCommit(s *script.State, paths []string, edit func(wt *git.Worktree, dir, path string) error) (script.WaitFunc, error) {
+	if len(paths) == 0 {
 		return nil, script.ErrUsage
 	}
 	if h.cfg == nil {
-		return nil, errors.New("other-push: run a cycle first, so the remote has a branch")
+		return nil, errors.New("run a cycle first, so the remote has a branch")
 	}
 	dir, err := os.MkdirTemp(h.work, "other-")
 	if err != nil {
@@ -544,18 +630,8 @@ func (h *harness) otherPush(s *script.State, args ...string) (script.WaitFunc, e
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range args {
-		data, err := os.ReadFile(s.Path(f))
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			return nil, err
-		}
-		if _, err := wt.Add(filepath.ToSlash(f)); err != nil {
+	for _, f := range paths {
+		if err := edit(wt, dir, f); err != nil {
 			return nil, err
 		}
 	}

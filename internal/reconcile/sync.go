@@ -206,6 +206,9 @@ type published struct {
 // cycle made from the same things reuses it (lastUnchanged) and goes
 // straight to apply, whose own memories then send nothing.
 func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*published, error) {
+	if err := l.follow(ctx); err != nil {
+		return nil, &RepoError{err}
+	}
 	head, err := l.Repo.Head()
 	if err != nil {
 		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// RewrittenError is a remote branch that no longer descends from a commit
+// this Repo saw on it: someone force-pushed it, to an older commit or an
+// unrelated one. Nothing is built on it: its inputs/ would stand in for
+// members that cannot be read, and bring back or drop exports nobody
+// changed.
+type RewrittenError struct {
+	Branch string
+	// Was is the last commit seen on the branch, Now what it holds.
+	Was, Now plumbing.Hash
+}
+
+func (e *RewrittenError) Error() string {
+	return fmt.Sprintf("the remote branch %s was rewritten: it is at %s, which does not descend from %s, the last commit this process saw there; nothing is rendered on it or applied from it (restart the loop to accept the branch as it is now)",
+		e.Branch, e.Now.String()[:12], e.Was.String()[:12])
+}
+
+// checkLine refuses a remote commit that does not descend from r.line.
+func (r *Repo) checkLine(remote plumbing.Hash) error {
+	if r.line.IsZero() || remote == r.line {
+		return nil
+	}
+	now, err := r.repo.CommitObject(remote)
+	if err != nil {
+		return fmt.Errorf("reading the remote's commit %s: %w", remote.String()[:12], err)
+	}
+	was, err := r.repo.CommitObject(r.line)
+	if err != nil {
+		return fmt.Errorf("reading commit %s: %w", r.line.String()[:12], err)
+	}
+	ok, err := was.IsAncestor(now)
+	if err != nil {
+		return fmt.Errorf("is %s below %s: %w", r.line.String()[:12], remote.String()[:12], err)
+	}
+	if !ok {
+		return &RewrittenError{Branch: r.opts.Branch, Was: r.line, Now: remote}
+	}
+	return nil
+}
+
+// branchGone handles a remote without the branch: the remote-tracking
+// reference goes, so that the next Push sends HEAD again instead of
+// believing the remote holds it.
+func (r *Repo) branchGone() error {
+	err := r.repo.Storer.RemoveReference(r.trackingRef())
+	if err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return err
+	}
+	if !r.line.IsZero() {
+		r.opts.Log.Warn("the remote has no branch any more (recreated empty?); the next push creates it again",
+			"branch", r.opts.Branch, "url", r.redact.String(r.opts.URL), "last", r.line.String()[:12])
+	}
+	return nil
+}
+
+// ForeignCommit is a commit on the branch that the loop did not write.
+type ForeignCommit struct {
+	Hash            plumbing.Hash
+	Author, Subject string
+	// Message is the whole message; Merge says it has several parents.
+	Message string
+	Merge   bool
+	// Paths it changed under the roots asked about.
+	Paths []string
+}
+
+// Foreign lists the commits after from up to to (first parents, newest
+// first) that this Repo's author did not write and that change a file
+// under roots: what a person or another tool did to the rendered files.
+func (r *Repo) Foreign(from, to plumbing.Hash, roots []string) ([]ForeignCommit, error) {
+	var out []ForeignCommit
+	for h := to; h != from && !h.IsZero(); {
+		c, err := r.repo.CommitObject(h)
+		if err != nil {
+			return nil, err
+		}
+		var parent *object.Commit
+		if c.NumParents() > 0 {
+			if parent, err = c.Parent(0); err != nil {
+				return nil, err
+			}
+		}
+		if !r.Wrote(c) {
+			paths, err := r.changedUnder(parent, c, roots)
+			if err != nil {
+				return nil, err
+			}
+			if len(paths) > 0 {
+				subject, _, _ := strings.Cut(c.Message, "\n")
+				out = append(out, ForeignCommit{Hash: c.Hash, Author: c.Author.Name, Subject: subject,
+					Message: c.Message, Merge: c.NumParents() > 1, Paths: paths})
+			}
+		}
+		if parent == nil {
+			break
+		}
+		h = parent.Hash
+	}
+	return out, nil
+}
+
+// changedUnder lists the paths (relative to Options.Path) under roots that
+// differ between parent (nil: none) and c.
+func (r *Repo) changedUnder(parent, c *object.Commit, roots []string) ([]string, error) {
+	var from map[string]plumbing.Hash
+	if parent != nil {
+		var err error
+		if from, err = r.hashesUnder(parent.Hash, roots); err != nil {
+			return nil, err
+		}
+	}
+	to, err := r.hashesUnder(c.Hash, roots)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for p, h := range to {
+		if from[p] != h {
+			paths = append(paths, p)
+		}
+	}
+	for p := range from {
+		if _, ok := to[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// hashesUnder is the blob hash of every file under roots at commit, read
+// from its tree (the HEAD cache is left alone).
+func (r *Repo) hashesUnder(commit plumbing.Hash, roots []string) (map[string]plumbing.Hash, error) {
+	tree, err := r.commitTree(commit)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]plumbing.Hash{}
+	for _, root := range roots {
+		err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash, _ filemode.FileMode) error {
+			have[name] = h
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return have, nil
+}
