@@ -24,6 +24,25 @@ import (
 // anything bigger is not something a cluster could have returned.
 const MaxObjectBytes = 1536 * 1024
 
+// MaxListBytes bounds one List document, as `kubectl get -o yaml` of a
+// busy member writes it: each of its items is held to MaxObjectBytes.
+const MaxListBytes = 256 << 20
+
+// splitHint is what to do about an object over the limit.
+const splitHint = "if this is kubectl output, write the member's snapshot with `mcs-gitops snapshot`, which keeps only what a snapshot reads, or split the file into one document per object"
+
+// looksLikeList reports whether a YAML document's top-level kind is List,
+// read from its own line: a List may be larger than an object, and is
+// only decoded to check that.
+func looksLikeList(body []byte) bool {
+	for line := range bytes.Lines(body) {
+		if bytes.Equal(bytes.TrimRight(line, " \r\n"), []byte("kind: List")) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseError locates a problem in a snapshot file.
 type ParseError struct {
 	File string
@@ -121,8 +140,8 @@ func (p *parser) errorf(line int, obj, format string, args ...any) error {
 }
 
 func (p *parser) document(line int, body []byte) error {
-	if len(body) > MaxObjectBytes {
-		return p.errorf(line, "", "document is %d bytes, over the %d-byte limit for one object", len(body), MaxObjectBytes)
+	if len(body) > MaxObjectBytes && (len(body) > MaxListBytes || !looksLikeList(body)) {
+		return p.errorf(line, "", "document is %d bytes, over the %d-byte limit for one object (%d for a List); %s", len(body), MaxObjectBytes, MaxListBytes, splitHint)
 	}
 	js, err := yaml.YAMLToJSON(body)
 	if err != nil {
@@ -151,6 +170,9 @@ func (p *parser) object(line int, js []byte) error {
 	if !strings.Contains(tm.APIVersion, "/") {
 		group = ""
 	}
+	if msg := versionProblem(group, tm.APIVersion, tm.Kind); msg != "" {
+		return p.errorf(line, tm.Kind, "%s", msg)
+	}
 	switch {
 	case group == "" && tm.Kind == "List":
 		// kubectl never nests Lists, and decoding nested ones re-reads
@@ -167,7 +189,7 @@ func (p *parser) object(line int, js []byte) error {
 		}
 		for _, item := range l.Items {
 			if len(item) > MaxObjectBytes {
-				return p.errorf(line, "", "a List item is %d bytes, over the %d-byte limit for one object", len(item), MaxObjectBytes)
+				return p.errorf(line, "", "a List item is %d bytes, over the %d-byte limit for one object; %s", len(item), MaxObjectBytes, splitHint)
 			}
 			if err := p.object(line, item); err != nil {
 				return err
@@ -179,9 +201,6 @@ func (p *parser) object(line int, js []byte) error {
 	case group == "" && tm.Kind == "Service":
 		return decodeInto(p, line, tm.Kind, js, &p.s.Services, true)
 	case group == networkingv1.GroupName && tm.Kind == "ServiceCIDR":
-		if tm.APIVersion != networkingv1.SchemeGroupVersion.String() {
-			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, networkingv1.SchemeGroupVersion)
-		}
 		if err := decodeInto(p, line, tm.Kind, js, &p.s.ServiceCIDRs, false); err != nil {
 			return err
 		}
@@ -189,24 +208,18 @@ func (p *parser) object(line int, js []byte) error {
 		*last = NormalizeServiceCIDR(*last)
 		return nil
 	case group == discoveryv1.GroupName && tm.Kind == "EndpointSlice":
-		if tm.APIVersion != discoveryv1.SchemeGroupVersion.String() {
-			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, discoveryv1.SchemeGroupVersion)
-		}
 		return decodeInto(p, line, tm.Kind, js, &p.s.EndpointSlices, true)
 	case group == mcsv1alpha1.GroupName && tm.Kind == "ServiceExport":
 		return decodeInto(p, line, tm.Kind, js, &p.s.ServiceExports, true)
 	case group == v1alpha1.Group && tm.Kind == v1alpha1.GlobalTrafficPolicyKind:
-		if tm.APIVersion != v1alpha1.APIVersion {
-			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, v1alpha1.APIVersion)
-		}
 		return p.policy(line, js)
 	case group == v1alpha1.Group && tm.Kind == RejectedKind:
-		if tm.APIVersion != v1alpha1.APIVersion {
-			return p.errorf(line, tm.Kind, "apiVersion %s is not supported, use %s", tm.APIVersion, v1alpha1.APIVersion)
-		}
 		return p.rejected(line, js)
 	case group == "about.k8s.io" && tm.Kind == "ClusterProperty":
 		return p.clusterProperty(line, js)
+	}
+	if msg := nearMiss(group, tm.Kind); msg != "" {
+		return p.errorf(line, tm.Kind, "%s", msg)
 	}
 	return nil
 }
