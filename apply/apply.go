@@ -354,9 +354,16 @@ func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res 
 
 	cs, err := rm.ApplyAllStaged(ctx, objs, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The deadline stopped it, not the member: nothing is known
+			// to be refused, and applying object by object would only
+			// report every object as refused by its context.
+			return refused, fmt.Errorf("applying %d object(s) did not finish in time: %w", len(objs), ctx.Err())
+		}
 		a.log().Warn("staged apply failed; applying object by object so only the refused ones are left out", "error", err)
-		maps.Copy(refused, a.applyEach(ctx, rm, toApply, opts, res))
-		return refused, nil
+		each, err := a.applyEach(ctx, rm, toApply, opts, res)
+		maps.Copy(refused, each)
+		return refused, err
 	}
 	if cs != nil {
 		res.record(cs.Entries)

@@ -174,6 +174,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("ListenerSet applied and pruned", func(t *testing.T) { h.t = t; testListenerSet(h) })
 	t.Run("listeners merged into the member's Gateway", func(t *testing.T) { h.t = t; testGatewayListeners(h) })
 	t.Run("one refused object does not stop the others", func(t *testing.T) { h.t = t; testRefusedObject(h) })
+	t.Run("a deadline is not a refusal", func(t *testing.T) { h.t = t; testDeadlineIsNotARefusal(h) })
 	t.Run("a commit without the member's directory prunes nothing unless allowed", func(t *testing.T) { h.t = t; testNoMemberDirectory(h) })
 	t.Run("copied owner labels are not enough to be pruned", func(t *testing.T) { h.t = t; testCopiedLabels(h) })
 	// The collision check reads few objects one by one and many with a

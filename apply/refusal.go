@@ -4,6 +4,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,7 +48,10 @@ func serviceOf(u *unstructured.Unstructured) string {
 // one refused object would otherwise keep every other import, prune and
 // status write of the member from happening. Namespaces never get here
 // (createNamespaces). It returns the keys of the objects that were refused.
-func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordered []desiredObject, opts ssa.ApplyOptions, res *Result) map[objKey]bool {
+// An object whose apply ran out of time was not refused by the member:
+// those make the error, and are not listed (a deadline used to show as
+// every object "refused by the member").
+func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordered []desiredObject, opts ssa.ApplyOptions, res *Result) (map[objKey]bool, error) {
 	entries := make([]*ssa.ChangeSetEntry, len(ordered))
 	errs := make([]error, len(ordered))
 	forEach(ctx, len(ordered), func(ctx context.Context, i int) error {
@@ -56,7 +60,12 @@ func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordere
 	})
 	refused := map[objKey]bool{}
 	var applied []ssa.ChangeSetEntry
+	timedOut := 0
 	for i, d := range ordered {
+		if errs[i] != nil && (errors.Is(errs[i], context.DeadlineExceeded) || errors.Is(errs[i], context.Canceled) || ctx.Err() != nil) {
+			timedOut++
+			continue
+		}
 		if errs[i] != nil {
 			refused[keyOf(d.obj)] = true
 			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj), Message: errs[i].Error()})
@@ -67,7 +76,10 @@ func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordere
 		}
 	}
 	res.record(applied)
-	return refused
+	if timedOut > 0 {
+		return refused, fmt.Errorf("applying %d of %d object(s) did not finish in time: %w", timedOut, len(ordered), context.DeadlineExceeded)
+	}
+	return refused, nil
 }
 
 // WithMemberProblems returns a copy of report in which every valid export

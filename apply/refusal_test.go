@@ -5,8 +5,10 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -14,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/pkg/ssa"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -198,5 +203,46 @@ func testCopiedLabels(h *harness) {
 	}
 	if err := c0.Delete(ctx, users); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testDeadlineIsNotARefusal: a cycle's deadline passing while a member's
+// objects are applied is a timeout of that member, never a refusal of
+// each object: under load every object of a member was reported
+// "refused by the member" with the dry run's "context deadline exceeded",
+// and Ready=False went onto every export.
+func testDeadlineIsNotARefusal(h *harness) {
+	t := h.t
+	_, files := scenarioFiles(t, "single-export")
+	objs, err := Build(files, "cluster-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := h.applier(1, "shop", "cluster-b")
+	desired, err := a.prepare(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel()
+
+	res := &Result{Member: "cluster-b"}
+	refused, err := a.applyStaged(ctx, desired, res)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("staged apply past the deadline: err %v, want a deadline", err)
+	}
+	if len(refused) != 0 || len(res.Refused) != 0 {
+		t.Errorf("a deadline refused %d object(s): %v", len(refused), res.Refused)
+	}
+
+	res = &Result{Member: "cluster-b"}
+	poller := polling.NewStatusPoller(a.Client, a.Client.RESTMapper(), polling.Options{})
+	rm := ssa.NewResourceManager(a.Client, poller, ssa.Owner{Field: FieldManager, Group: "mcs-gitops.io"})
+	refused, err = a.applyEach(ctx, rm, desired, ssa.DefaultApplyOptions(), res)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d", len(desired), len(desired))) {
+		t.Fatalf("object-by-object apply past the deadline: err %v", err)
+	}
+	if len(refused) != 0 || len(res.Refused) != 0 {
+		t.Errorf("a deadline refused %d object(s): %v", len(refused), res.Refused)
 	}
 }
