@@ -19,6 +19,9 @@ type Health struct {
 	// ExportsDropped: the member has been unreachable for longer than
 	// staleAfter and its exports are no longer imported elsewhere.
 	ExportsDropped bool `json:"exportsDropped,omitempty"`
+	// Held is set while the withdrawal guard holds the member: what it
+	// would withdraw, and the digest that releases it.
+	Held *HeldWithdrawal `json:"held,omitempty"`
 	// Message explains to a person what the loop does about the member.
 	Message string `json:"message,omitempty"`
 }

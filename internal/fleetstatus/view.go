@@ -45,6 +45,8 @@ type Member struct {
 	Version string `json:"version,omitempty"`
 	// UnreachableSince is what the last commit recorded.
 	UnreachableSince *time.Time `json:"unreachableSince,omitempty"`
+	// Held is the withdrawal the guard holds, as the last commit recorded.
+	Held *snapshot.HeldWithdrawal `json:"held,omitempty"`
 	// Health is doctor's identity and CRD checks, when reachable.
 	Health []doctor.Check `json:"health,omitempty"`
 }
@@ -152,6 +154,9 @@ func Build(ctx context.Context, o Options) (*View, error) {
 		if h, ok := health[m.Name]; ok && h.UnreachableSince != nil {
 			t := h.UnreachableSince.Time.UTC()
 			mv.UnreachableSince = &t
+		}
+		if h, ok := health[m.Name]; ok {
+			mv.Held = h.Held
 		}
 		v.Members = append(v.Members, mv)
 	}

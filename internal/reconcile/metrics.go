@@ -21,6 +21,7 @@ type Metrics struct {
 	PushRetries     prometheus.Counter
 	PublishRetries  prometheus.Counter
 	BranchDrift     prometheus.Counter
+	WithdrawalsHeld prometheus.Gauge
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
 	// MemberUnreachableReason is a state set: per member one series per
@@ -83,6 +84,10 @@ func NewMetrics() *Metrics {
 			Name: "mcs_gitops_branch_drift_total",
 			Help: "Commits the loop did not write that changed rendered files (clusters/, status/), found when following the branch; the loop renders over them. Merges of review-mode proposals do not count.",
 		}),
+		WithdrawalsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcs_gitops_withdrawals_held",
+			Help: "Members the withdrawal guard holds after the last cycle: each would have withdrawn an unusual share of its exports at once and waits for a person to release it (status/members.yaml says how).",
+		}),
 		ApplyResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcs_gitops_apply_objects_total",
 			Help: "Objects handled by apply, by member and action: created, configured, unchanged, deleted, skipped, refused (by the member, or a collision), failed.",
@@ -142,7 +147,7 @@ func NewMetrics() *Metrics {
 		Name: "mcs_gitops_review_errors_total",
 		Help: "Review mode: failed talks with the forge or pushes of proposal branches, by step (poll, propose). Churn keeps flowing; proposals are late.",
 	}, []string{"step"})
-	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.ApplyResults,
+	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.WithdrawalsHeld, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)

@@ -4,6 +4,7 @@ package reconcile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // tree is one rendered repository state, ready to commit.
@@ -70,18 +72,29 @@ type resolved struct {
 }
 
 // resolve decides each member's snapshot for a render on top of commit
-// head; clusters.ResolveSnapshots decides what stands in for a member
-// that could not be read.
+// head: snapshot.Resolve what stands in for a member that could not be
+// read, snapshot.HoldWithdrawals which members the withdrawal guard holds.
 func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved, error) {
 	prev, err := l.readCommitted(head)
 	if err != nil {
 		return nil, err
 	}
 	t := l.Config.Spec.Sync.Timings()
-	res, err := snapshot.Resolve(clusters.Reads(results),
-		snapshot.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}, l.now(), t.StaleAfter, l.normalized())
+	last := snapshot.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}
+	res, err := snapshot.Resolve(clusters.Reads(results), last, l.now(), t.StaleAfter, l.normalized())
 	if err != nil {
 		return nil, err
+	}
+	held, err := snapshot.HoldWithdrawals(res, last, exportsOf(prev.Report), guardOf(l.Config))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range held {
+		h := res.Health[slices.IndexFunc(res.Health, func(h snapshot.Health) bool { return h.Member == m })]
+		l.log().Warn("withdrawal held for a person", "member", m, "withdrawn", h.Held.Withdrawn, "of", h.Held.Exported, "digest", h.Held.Digest)
+	}
+	if l.Metrics != nil {
+		l.Metrics.WithdrawalsHeld.Set(float64(len(held)))
 	}
 	for _, r := range results {
 		if kept, ok := res.KeptGateway[r.Member]; ok {
@@ -207,4 +220,26 @@ func sinceString(h snapshot.Health) string {
 		return "unknown"
 	}
 	return h.UnreachableSince.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// exportsOf lists, per member, the exports (namespace/name) a report
+// rendered: what the withdrawal guard compares a read with.
+func exportsOf(r *render.Report) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range r.Services {
+		for _, e := range s.Exports {
+			out[e.Member] = append(out[e.Member], s.Namespace+"/"+s.Name)
+		}
+	}
+	return out
+}
+
+// guardOf is spec.sync.withdrawalGuard as snapshot.HoldWithdrawals takes it.
+func guardOf(cfg *v1alpha1.ClusterSet) snapshot.Guard {
+	g := cfg.Spec.Sync.Guard()
+	out := snapshot.Guard{MinExports: int(g.MinExports), MaxSharePercent: int(g.MaxSharePercent), Released: map[string]string{}}
+	for _, r := range g.Release {
+		out.Released[r.Member] = r.Digest
+	}
+	return out
 }

@@ -412,7 +412,7 @@ func (h *harness) commands() map[string]script.Cmd {
 			Args: "n", Summary: "someone force-pushes the remote branch n commits back",
 		}, h.rewind),
 		"restart": script.Command(script.CmdUsage{
-			Summary: "the loop process restarts: a new process on the same clone directory, remembering nothing",
+			Summary: "the loop process restarts: a new process on the same clone directory, remembering nothing, with clusterset.yaml read again",
 		}, func(s *script.State, args ...string) (script.WaitFunc, error) {
 			if len(args) != 0 {
 				return nil, script.ErrUsage
@@ -420,7 +420,19 @@ func (h *harness) commands() map[string]script.Cmd {
 			if h.loop == nil {
 				return nil, errors.New("restart: run a cycle first")
 			}
-			loop, err := h.newLoop(s.Context(), "clone", h.loop.ConfigBytes, h.loop.Log, h.fence)
+			// A restart reads clusterset.yaml again, as run does on a change.
+			data, err := os.ReadFile(filepath.Join(h.work, "clusterset.yaml"))
+			if err != nil {
+				return nil, err
+			}
+			cfg, err := v1alpha1.Parse("clusterset.yaml", data)
+			if err != nil {
+				return nil, err
+			}
+			h.mu.Lock()
+			h.cfg = cfg
+			h.mu.Unlock()
+			loop, err := h.newLoop(s.Context(), "clone", data, h.loop.Log, h.fence)
 			if err != nil {
 				return nil, err
 			}

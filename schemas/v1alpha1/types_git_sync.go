@@ -175,6 +175,53 @@ type SyncOptions struct {
 	// MemberBurst is the most requests sent to one member at once before
 	// MemberQPS applies. Defaults to twice MemberQPS.
 	MemberBurst int32 `json:"memberBurst,omitempty" schema:"minimum=0;maximum=100000"`
+	// WithdrawalGuard holds a member that withdraws an unusual share of
+	// its exports in one cycle (a namespace deleted, a bad Helm upgrade,
+	// an etcd restored with CRDs before workloads) until a person releases
+	// it. On by default.
+	WithdrawalGuard *WithdrawalGuard `json:"withdrawalGuard,omitempty"`
+}
+
+// WithdrawalGuard: a member whose last commit rendered N exports and that
+// now exports W fewer is held when W >= minExports and W is more than
+// maxSharePercent of N. Held, its last committed snapshot stands in for
+// it (nothing of it is withdrawn, its endpoints stop following the live
+// ones), status/members.yaml says so with a digest of the withdrawal,
+// and release with that digest lets it through.
+type WithdrawalGuard struct {
+	// MinExports is the fewest exports one cycle must withdraw from a
+	// member before the guard looks at the share. Defaults to 5, so that
+	// a team unexporting a service or two is never held; -1 turns the
+	// guard off.
+	MinExports int32 `json:"minExports,omitempty" schema:"minimum=-1;maximum=1000000;default=5"`
+	// MaxSharePercent is the share of a member's exports one cycle may
+	// withdraw; more is held. Defaults to 50.
+	MaxSharePercent int32 `json:"maxSharePercent,omitempty" schema:"minimum=1;maximum=100;default=50"`
+	// Release lets held withdrawals through: each names a member and the
+	// digest status/members.yaml shows for its withdrawal. A release of
+	// another digest (the withdrawal changed since) does nothing.
+	Release []WithdrawalRelease `json:"release,omitempty" schema:"maxItems=1000"`
+}
+
+// WithdrawalRelease is one held withdrawal a person accepts.
+type WithdrawalRelease struct {
+	Member string `json:"member" schema:"maxLength=63"`
+	Digest string `json:"digest" schema:"pattern=^[0-9a-f]{12}$"`
+}
+
+// Guard is the withdrawal guard in force: the defaults when unset.
+func (s SyncOptions) Guard() WithdrawalGuard {
+	g := WithdrawalGuard{}
+	if s.WithdrawalGuard != nil {
+		g = *s.WithdrawalGuard
+	}
+	if g.MinExports == 0 {
+		g.MinExports = DefaultGuardMinExports
+	}
+	if g.MaxSharePercent == 0 {
+		g.MaxSharePercent = DefaultGuardMaxSharePercent
+	}
+	return g
 }
 
 // RateLimit is the client-side request limit to each member: qps < 0
@@ -202,6 +249,10 @@ const (
 	DefaultResyncInterval    = 5 * time.Minute
 	DefaultPushRetries       = 5
 	DefaultMemberQPS         = 200
+	// A cycle may withdraw up to 4 exports of a member, or up to half of
+	// them, without a person: see WithdrawalGuard.
+	DefaultGuardMinExports      = 5
+	DefaultGuardMaxSharePercent = 50
 )
 
 // Timings are SyncOptions parsed, with defaults applied. StaleAfter 0

@@ -179,5 +179,25 @@ func (s SyncOptions) validate(p string) ErrorList {
 	if s.MemberBurst < 0 || s.MemberBurst > 100000 {
 		errs = append(errs, &FieldError{Field: p + ".memberBurst", Msg: fmt.Sprintf("%d is outside 0-100000", s.MemberBurst)})
 	}
+	if g := s.WithdrawalGuard; g != nil {
+		gp := p + ".withdrawalGuard"
+		if g.MinExports < -1 || g.MinExports > 1000000 {
+			errs = append(errs, &FieldError{Field: gp + ".minExports", Msg: fmt.Sprintf("%d is outside -1 (off) to 1000000", g.MinExports)})
+		}
+		if g.MaxSharePercent < 0 || g.MaxSharePercent > 100 {
+			errs = append(errs, &FieldError{Field: gp + ".maxSharePercent", Msg: fmt.Sprintf("%d is outside 1-100", g.MaxSharePercent)})
+		}
+		for i, r := range g.Release {
+			rp := fmt.Sprintf("%s.release[%d]", gp, i)
+			if r.Member == "" {
+				errs = append(errs, &FieldError{Field: rp + ".member", Msg: "is required"})
+			}
+			if !releaseDigest.MatchString(r.Digest) {
+				errs = append(errs, &FieldError{Field: rp + ".digest", Msg: fmt.Sprintf("%q is not the 12 hex digits status/members.yaml shows", r.Digest)})
+			}
+		}
+	}
 	return errs
 }
+
+var releaseDigest = regexp.MustCompile(`^[0-9a-f]{12}$`)

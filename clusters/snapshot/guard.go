@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package snapshot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Guard is the withdrawal guard (spec.sync.withdrawalGuard): a member
+// whose live read would withdraw at least MinExports of the exports the
+// last commit rendered for it, and more than MaxSharePercent of them, is
+// held. MinExports < 0 turns it off.
+type Guard struct {
+	MinExports, MaxSharePercent int
+	// Released maps a member to the digest of a withdrawal a person let
+	// through.
+	Released map[string]string
+}
+
+// HeldWithdrawal is what Health records of a member the guard holds.
+type HeldWithdrawal struct {
+	// Withdrawn of Exported exports would have gone in one cycle.
+	Withdrawn int `json:"withdrawn"`
+	Exported  int `json:"exported"`
+	// Digest names this withdrawal: release it with this digest.
+	Digest string `json:"digest"`
+	// First few of the withdrawn exports, namespace/name.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// maxExamples bounds the exports a held withdrawal names.
+const maxExamples = 5
+
+// HoldWithdrawals applies the guard to a Resolution: exported maps each
+// member to the exports (namespace/name) the last commit rendered for
+// it. A live member the guard holds gets its last committed snapshot
+// instead of its read (nothing of it is withdrawn anywhere, and its
+// committed file is kept, so the commit still renders to itself), and
+// its Health says why and how to release it. It is pure, and changes res
+// in place; it returns the members it held.
+//
+// Why hold rather than follow: a GitOps loop that follows a member
+// emptied at once (a namespace deleted, a Helm upgrade gone wrong, an
+// etcd restored with CRDs before workloads) withdraws its services from
+// every other member in one commit, applied at once. Held, the services
+// keep working on their last known endpoints until a person says the
+// withdrawal is meant.
+func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]string, g Guard) ([]string, error) {
+	if g.MinExports < 0 {
+		return nil, nil
+	}
+	var held []string
+	for i, s := range res.Snapshots {
+		h := healthOf(res, s.Member)
+		if h == nil || !h.Reachable {
+			continue // a stand-in already
+		}
+		before := exported[s.Member]
+		if len(before) == 0 {
+			continue
+		}
+		live := map[string]bool{}
+		for _, e := range s.ServiceExports {
+			if e.DeletionTimestamp == nil { // a terminating export is withdrawn too
+				live[e.Namespace+"/"+e.Name] = true
+			}
+		}
+		var gone []string
+		for _, k := range before {
+			if !live[k] {
+				gone = append(gone, k)
+			}
+		}
+		if len(gone) < g.MinExports || len(gone)*100 <= g.MaxSharePercent*len(before) || len(gone) == 0 {
+			continue
+		}
+		slices.Sort(gone)
+		digest := withdrawalDigest(s.Member, gone)
+		if g.Released[s.Member] == digest {
+			continue
+		}
+		committed, err := last.lastKnown(s.Member)
+		if err != nil {
+			return nil, err
+		}
+		if committed == nil {
+			continue // nothing to hold on to
+		}
+		res.Snapshots[i] = committed
+		res.Files[s.Member] = last.Inputs[s.Member]
+		hw := &HeldWithdrawal{Withdrawn: len(gone), Exported: len(before), Digest: digest, Examples: gone[:min(len(gone), maxExamples)]}
+		h.Held = hw
+		h.Message = fmt.Sprintf("held: this read would withdraw %d of its %d exports at once (%s%s); nothing is withdrawn and its last committed snapshot stands in until a person releases it with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]",
+			len(gone), len(before), strings.Join(hw.Examples, ", "), more(len(gone)-len(hw.Examples)), s.Member, digest)
+		held = append(held, s.Member)
+	}
+	return held, nil
+}
+
+func more(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d more", n)
+}
+
+func healthOf(res *Resolution, member string) *Health {
+	for i := range res.Health {
+		if res.Health[i].Member == member {
+			return &res.Health[i]
+		}
+	}
+	return nil
+}
+
+// withdrawalDigest names a withdrawal by the member and what it withdraws,
+// not by the rest of the member's state, so endpoint churn does not make a
+// release stale while a changed withdrawal does.
+func withdrawalDigest(member string, gone []string) string {
+	h := sha256.New()
+	h.Write([]byte(member))
+	for _, k := range gone {
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}

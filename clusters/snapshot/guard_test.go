@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package snapshot
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+)
+
+func withExports(member string, names ...string) *Snapshot {
+	s := &Snapshot{Member: member}
+	for _, n := range names {
+		s.ServiceExports = append(s.ServiceExports, mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "shop", Name: n, CreationTimestamp: metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
+	}
+	return s
+}
+
+func keys(names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "shop/" + n
+	}
+	return out
+}
+
+// Where the guard draws the line: at least MinExports withdrawn and more
+// than MaxSharePercent of what the last commit rendered; a release names
+// the withdrawal by digest; a terminating export counts as withdrawn; a
+// member already stood in for is left alone.
+func TestHoldWithdrawals(t *testing.T) {
+	committed, err := Format(withExports("a", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"))
+	require.NoError(t, err)
+	all := keys("s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9")
+	guard := Guard{MinExports: 5, MaxSharePercent: 50}
+	run := func(g Guard, live *Snapshot, reachable bool) (*Resolution, []string) {
+		t.Helper()
+		res := &Resolution{Snapshots: []*Snapshot{live}, Files: map[string][]byte{"a": []byte("live")},
+			Health: []Health{{Member: "a", Reachable: reachable}}}
+		held, err := HoldWithdrawals(res, LastCommit{Inputs: map[string][]byte{"a": committed}}, map[string][]string{"a": all}, g)
+		require.NoError(t, err)
+		return res, held
+	}
+
+	for _, tc := range []struct {
+		name string
+		left []string
+		held bool
+	}{
+		{"four of ten gone: under minExports", []string{"s0", "s1", "s2", "s3", "s4", "s5"}, false},
+		{"five of ten gone: exactly half is not more than half", []string{"s0", "s1", "s2", "s3", "s4"}, false},
+		{"six of ten gone", []string{"s0", "s1", "s2", "s3"}, true},
+		{"every export gone", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, held := run(guard, withExports("a", tc.left...), true)
+			if !tc.held {
+				assert.Empty(t, held)
+				assert.Equal(t, "live", string(res.Files["a"]))
+				assert.Nil(t, res.Health[0].Held)
+				return
+			}
+			assert.Equal(t, []string{"a"}, held)
+			assert.Equal(t, committed, res.Files["a"], "the committed snapshot stands in")
+			assert.Len(t, res.Snapshots[0].ServiceExports, 10)
+			h := res.Health[0]
+			require.NotNil(t, h.Held)
+			assert.Equal(t, 10-len(tc.left), h.Held.Withdrawn)
+			assert.Equal(t, 10, h.Held.Exported)
+			assert.Len(t, h.Held.Digest, 12)
+			assert.LessOrEqual(t, len(h.Held.Examples), 5)
+			assert.Contains(t, h.Message, "digest: "+h.Held.Digest)
+			assert.True(t, h.Reachable, "a held member is still read")
+		})
+	}
+
+	_, held := run(Guard{MinExports: -1, MaxSharePercent: 50}, withExports("a"), true)
+	assert.Empty(t, held, "minExports -1 turns the guard off")
+
+	res, held := run(guard, withExports("a"), true)
+	require.Len(t, held, 1)
+	digest := res.Health[0].Held.Digest
+	_, held = run(Guard{MinExports: 5, MaxSharePercent: 50, Released: map[string]string{"a": digest}}, withExports("a"), true)
+	assert.Empty(t, held, "released by its digest")
+	_, held = run(Guard{MinExports: 5, MaxSharePercent: 50, Released: map[string]string{"a": digest}}, withExports("a", "s0"), true)
+	assert.Len(t, held, 1, "a release is for one withdrawal: another one is held")
+
+	terminating := withExports("a", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9")
+	for i := range 6 {
+		now := metav1.Now()
+		terminating.ServiceExports[i].DeletionTimestamp = &now
+	}
+	_, held = run(guard, terminating, true)
+	assert.Len(t, held, 1, "terminating exports are withdrawn")
+
+	_, held = run(guard, withExports("a"), false)
+	assert.Empty(t, held, "a member already stood in for is not the guard's")
+}
