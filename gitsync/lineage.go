@@ -25,11 +25,13 @@ type RewrittenError struct {
 }
 
 func (e *RewrittenError) Error() string {
-	return fmt.Sprintf("the remote branch %s was rewritten: it is at %s, which does not descend from %s, the last commit this process saw there; nothing is rendered on it or applied from it (restart the loop to accept the branch as it is now)",
+	return fmt.Sprintf("the remote branch %s was rewritten: it is at %s, which does not descend from %s, the last commit this process accepted there; nothing is rendered on it or applied from it (restart the loop to accept the branch as it is now)",
 		e.Branch, e.Now.String()[:12], e.Was.String()[:12])
 }
 
-// checkLine refuses a remote commit that does not descend from r.line.
+// checkLine refuses a remote commit that does not descend from r.line,
+// the last commit on the branch this Repo accepted (pushed, or fetched
+// and verified).
 func (r *Repo) checkLine(remote plumbing.Hash) error {
 	if r.line.IsZero() || remote == r.line {
 		return nil

@@ -110,7 +110,12 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 	if err := r.checkLine(remote); err != nil {
 		return err
 	}
-	r.line = remote
+	// The line moves only to a commit the loop accepts: an edit that
+	// spec.git.verify refuses is on the branch, but a person resetting the
+	// branch back to the last signed commit is a repair, not a rewrite.
+	if r.Verify(remote) == nil {
+		r.line = remote
+	}
 	if head == remote {
 		return nil
 	}

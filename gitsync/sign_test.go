@@ -421,6 +421,35 @@ func TestVerifyWalk(t *testing.T) {
 		require.NoError(t, loop.Verify(next))
 	})
 
+	// A person resets the branch to the loop's last signed commit after an
+	// edit verification refused: a repair, not a rewrite. The refused
+	// commit never became part of the line the branch must descend from
+	// (TestReviewRefusesAnUnsignedRecordEdit in test/e2e failed on it).
+	t.Run("reset past a refused commit is a repair", func(t *testing.T) {
+		bare := bareRemote(t)
+		loop := open(t, bare, func(o *Options) {
+			o.Signer = loopSigner
+			o.Verify = NewVerifier([]*PublicKey{human}, loopSigner.Public(), plumbing.ZeroHash)
+		})
+		first, err := publish(loop, "loop 1")
+		require.NoError(t, err)
+		theirs := open(t, bare)
+		_, _, err = theirs.Commit(map[string][]byte{"inputs/x.yaml": []byte("x\n")}, []string{"inputs/x.yaml"}, StaticMessage("sneaky edit"))
+		require.NoError(t, err)
+		require.NoError(t, theirs.Push(ctx))
+		require.NoError(t, loop.ResetToRemote(ctx))
+		_, err = publish(loop, "loop 2")
+		refusal(t, err)
+
+		forcePush(t, bare, first)
+		require.NoError(t, loop.ResetToRemote(ctx), "back to the last commit that verified")
+		next, err := publish(loop, "loop 2")
+		require.NoError(t, err)
+		_, c := remoteTree(t, bare)
+		assert.Equal(t, next, c.Hash)
+		assert.Equal(t, []plumbing.Hash{first}, c.ParentHashes)
+	})
+
 	t.Run("merge, trustedBefore reached another way, limit, cache", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := git.PlainInit(dir, false)
