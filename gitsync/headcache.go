@@ -4,12 +4,10 @@ package gitsync
 
 import (
 	"crypto/sha1"
-	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // headCache remembers the path -> blob hash map of one commit under one
@@ -45,19 +43,9 @@ func (r *Repo) headBlobs(head plumbing.Hash, roots []string) (map[string]plumbin
 	if r.cache.blobs != nil && r.cache.commit == head && slices.Equal(r.cache.roots, roots) {
 		return r.cache.blobs, nil
 	}
-	tree, err := r.commitTree(head)
+	have, err := r.hashesUnder(head, roots)
 	if err != nil {
 		return nil, err
-	}
-	have := map[string]plumbing.Hash{}
-	for _, root := range roots {
-		err := r.walk(tree, r.repoPath(root), func(name string, h plumbing.Hash, _ filemode.FileMode) error {
-			have[name] = h
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("reading %s at %s: %w", root, head, err)
-		}
 	}
 	r.cache = headCache{commit: head, roots: slices.Clone(roots), blobs: have}
 	return have, nil

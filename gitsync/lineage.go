@@ -144,8 +144,9 @@ func (r *Repo) changedUnder(parent, c *object.Commit, roots []string) ([]string,
 	return paths, nil
 }
 
-// hashesUnder is the blob hash of every file under roots at commit, read
-// from its tree (the HEAD cache is left alone).
+// hashesUnder is the blob hash of every file under roots at commit,
+// keyed relative to Options.Path, read from its tree; headBlobs caches it
+// for HEAD.
 func (r *Repo) hashesUnder(commit plumbing.Hash, roots []string) (map[string]plumbing.Hash, error) {
 	tree, err := r.commitTree(commit)
 	if err != nil {
@@ -158,7 +159,7 @@ func (r *Repo) hashesUnder(commit plumbing.Hash, roots []string) (map[string]plu
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading %s at %s: %w", root, commit, err)
 		}
 	}
 	return have, nil
