@@ -55,7 +55,7 @@ func LoadDir(dir string, members []string) ([]*Snapshot, error) {
 			errs = append(errs, fmt.Errorf("member %q: %w", m, err))
 			continue
 		}
-		s, err := Parse(m, path, data)
+		s, err := ParseStrict(m, path, data)
 		if err != nil {
 			errs = append(errs, err)
 			continue

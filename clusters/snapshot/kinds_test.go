@@ -93,3 +93,28 @@ func TestLoadDirReportsEveryMembersError(t *testing.T) {
 	assert.Contains(t, err.Error(), "b.yaml:1:")
 	assert.NotContains(t, err.Error(), "c.yaml")
 }
+
+// A field of a ServiceExport or GlobalTrafficPolicy that mcs-gitops does
+// not know, in a snapshot file (render, validate), is an error: a typo
+// such as exportedLabelz was ignored, and the labels silently not
+// exported. A live read stays lenient, so a member with a newer mcs-api
+// that adds fields is still read.
+func TestLoadDirRefusesUnknownFields(t *testing.T) {
+	const ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\n"
+	for _, tc := range []struct{ name, doc, field string }{
+		{"ServiceExport spec", "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: web, namespace: shop, creationTimestamp: \"2026-01-01T00:00:00Z\"}\nspec:\n  exportedLabelz: {team: a}\n", "exportedLabelz"},
+		{"GlobalTrafficPolicy spec", "apiVersion: mcs-gitops.io/v1alpha1\nkind: GlobalTrafficPolicy\nmetadata: {name: web, namespace: shop}\nspec:\n  lbtype: FailOver\n", "lbtype"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(ns+tc.doc), 0o644))
+			_, err := LoadDir(dir, []string{"a"})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "a.yaml:5:")
+			assert.Contains(t, err.Error(), `unknown field "spec.`+tc.field+`"`)
+
+			_, err = Parse("a", "live", []byte(ns+tc.doc))
+			assert.NoError(t, err, "a live read is lenient")
+		})
+	}
+}

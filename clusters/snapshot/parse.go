@@ -13,6 +13,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -85,7 +86,19 @@ type clusterProperty struct {
 // renderer does not use are ignored, so a whole `kubectl get -A -o yaml` of
 // the right resources can be pasted in.
 func Parse(member, file string, data []byte) (*Snapshot, error) {
-	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}}
+	return parse(member, file, data, false)
+}
+
+// ParseStrict is Parse for a snapshot file a person wrote or pasted
+// (render, validate): a field of a ServiceExport or GlobalTrafficPolicy
+// that mcs-gitops does not know is an error, where Parse, which reads what
+// a member's apiserver served (a newer mcs-api may add fields), ignores it.
+func ParseStrict(member, file string, data []byte) (*Snapshot, error) {
+	return parse(member, file, data, true)
+}
+
+func parse(member, file string, data []byte, strict bool) (*Snapshot, error) {
+	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}, strict: strict}
 	for _, d := range splitDocuments(data) {
 		if len(bytes.TrimSpace(d.body)) == 0 {
 			continue
@@ -133,7 +146,14 @@ type parser struct {
 	objects int
 	// inList is set while the items of a List are read.
 	inList bool
+	// strict refuses unknown fields of the kinds mcs-gitops defines the
+	// reading of (strictKinds).
+	strict bool
 }
+
+// strictKinds are the kinds whose every field mcs-gitops reads: a field it
+// does not know is a typo in a file, not a newer API to tolerate.
+var strictKinds = map[string]bool{"ServiceExport": true, v1alpha1.GlobalTrafficPolicyKind: true}
 
 func (p *parser) errorf(line int, obj, format string, args ...any) error {
 	return &ParseError{File: p.file, Line: line, Object: obj, Msg: fmt.Sprintf(format, args...)}
@@ -266,7 +286,20 @@ func decodeInto[T any, PT interface {
 	named
 }](p *parser, line int, kind string, js []byte, dst *[]T, namespaced bool) error {
 	var obj T
-	if err := json.Unmarshal(js, &obj); err != nil {
+	if p.strict && strictKinds[kind] {
+		// Case-sensitive, as the apiserver reads it: lbtype is not lbType.
+		strictErrs, err := kjson.UnmarshalStrict(js, &obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+		if err != nil {
+			return p.errorf(line, kind, "%v", err)
+		}
+		if len(strictErrs) > 0 {
+			msgs := make([]string, len(strictErrs))
+			for i, e := range strictErrs {
+				msgs[i] = e.Error()
+			}
+			return p.errorf(line, kind, "%s (a field mcs-gitops does not know; check its spelling)", strings.Join(msgs, "; "))
+		}
+	} else if err := json.Unmarshal(js, &obj); err != nil {
 		return p.errorf(line, kind, "%v", err)
 	}
 	o := PT(&obj)
