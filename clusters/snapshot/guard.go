@@ -13,9 +13,15 @@ import (
 // Guard is the withdrawal guard (spec.sync.withdrawalGuard): a member
 // whose live read would withdraw at least MinExports of the exports the
 // last commit rendered for it, and more than MaxSharePercent of them, is
-// held. MinExports < 0 turns it off.
+// held; so is every member that withdraws anything when all of them
+// together cross MaxClusterSetSharePercent. MinExports < 0 turns it off.
 type Guard struct {
 	MinExports, MaxSharePercent int
+	// MaxClusterSetSharePercent holds every member that withdraws
+	// anything when all of them together withdraw at least MinExports
+	// and more than this share of the ClusterSet's exports; 0: no such
+	// rule.
+	MaxClusterSetSharePercent int
 	// Released maps a member to the digest of a withdrawal a person let
 	// through.
 	Released map[string]string
@@ -30,6 +36,9 @@ type HeldWithdrawal struct {
 	Digest string `json:"digest"`
 	// First few of the withdrawn exports, namespace/name.
 	Examples []string `json:"examples,omitempty"`
+	// ClusterSet: held because the members together withdraw too much,
+	// not this one alone.
+	ClusterSet bool `json:"clusterSet,omitempty"`
 }
 
 // maxExamples bounds the exports a held withdrawal names.
@@ -53,16 +62,19 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 	if g.MinExports < 0 {
 		return nil, nil
 	}
-	var held []string
+	// What each live member's read would withdraw.
+	type withdrawal struct {
+		i            int
+		before, gone []string
+	}
+	var ws []withdrawal
+	total, totalGone := 0, 0
 	for i, s := range res.Snapshots {
 		h := healthOf(res, s.Member)
 		if h == nil || !h.Reachable {
 			continue // a stand-in already
 		}
 		before := exported[s.Member]
-		if len(before) == 0 {
-			continue
-		}
 		live := map[string]bool{}
 		for _, e := range s.ServiceExports {
 			if e.DeletionTimestamp == nil { // a terminating export is withdrawn too
@@ -75,11 +87,28 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 				gone = append(gone, k)
 			}
 		}
-		if len(gone) < g.MinExports || len(gone)*100 <= g.MaxSharePercent*len(before) || len(gone) == 0 {
+		slices.Sort(gone)
+		total += len(before)
+		totalGone += len(gone)
+		if len(gone) > 0 {
+			ws = append(ws, withdrawal{i: i, before: before, gone: gone})
+		}
+	}
+	unusual := func(gone, of, share int) bool {
+		return gone > 0 && gone >= g.MinExports && gone*100 > share*of
+	}
+	// Several members each under the line can still withdraw most of the
+	// ClusterSet together (one Helm release deployed to every member).
+	together := g.MaxClusterSetSharePercent > 0 && unusual(totalGone, total, g.MaxClusterSetSharePercent)
+
+	var held []string
+	for _, w := range ws {
+		s := res.Snapshots[w.i]
+		alone := unusual(len(w.gone), len(w.before), g.MaxSharePercent)
+		if !alone && !together {
 			continue
 		}
-		slices.Sort(gone)
-		digest := withdrawalDigest(s.Member, gone)
+		digest := withdrawalDigest(s.Member, w.gone)
 		if g.Released[s.Member] == digest {
 			continue
 		}
@@ -90,12 +119,19 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 		if committed == nil {
 			continue // nothing to hold on to
 		}
-		res.Snapshots[i] = committed
+		res.Snapshots[w.i] = committed
 		res.Files[s.Member] = last.Inputs[s.Member]
-		hw := &HeldWithdrawal{Withdrawn: len(gone), Exported: len(before), Digest: digest, Examples: gone[:min(len(gone), maxExamples)]}
+		hw := &HeldWithdrawal{Withdrawn: len(w.gone), Exported: len(w.before), Digest: digest, Examples: w.gone[:min(len(w.gone), maxExamples)]}
+		why := fmt.Sprintf("this read would withdraw %d of its %d exports at once (%s%s)",
+			len(w.gone), len(w.before), strings.Join(hw.Examples, ", "), more(len(w.gone)-len(hw.Examples)))
+		if !alone {
+			hw.ClusterSet = true
+			why += fmt.Sprintf(", and the members together %d of the ClusterSet's %d", totalGone, total)
+		}
+		h := healthOf(res, s.Member)
 		h.Held = hw
-		h.Message = fmt.Sprintf("held: this read would withdraw %d of its %d exports at once (%s%s); nothing is withdrawn and its last committed snapshot stands in until a person releases it with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]",
-			len(gone), len(before), strings.Join(hw.Examples, ", "), more(len(gone)-len(hw.Examples)), s.Member, digest)
+		h.Message = fmt.Sprintf("held: %s; nothing is withdrawn and its last committed snapshot stands in until a person releases it with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]",
+			why, s.Member, digest)
 		held = append(held, s.Member)
 	}
 	return held, nil

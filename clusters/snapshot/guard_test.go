@@ -101,3 +101,40 @@ func TestHoldWithdrawals(t *testing.T) {
 	_, held = run(guard, withExports("a"), false)
 	assert.Empty(t, held, "a member already stood in for is not the guard's")
 }
+
+// Members each under the line, withdrawing most of the ClusterSet
+// together (one bad release deployed to every member), are all held when
+// the ClusterSet rule is on; a member that withdraws nothing is not.
+func TestHoldWithdrawalsAcrossTheClusterSet(t *testing.T) {
+	names := []string{"s0", "s1", "s2", "s3"}
+	last := LastCommit{Inputs: map[string][]byte{}}
+	exported := map[string][]string{}
+	for _, m := range []string{"a", "b", "c"} {
+		b, err := Format(withExports(m, names...))
+		require.NoError(t, err)
+		last.Inputs[m] = b
+		exported[m] = keys(names...)
+	}
+	run := func(g Guard) ([]string, *Resolution) {
+		res := &Resolution{
+			Snapshots: []*Snapshot{withExports("a", "s0"), withExports("b", "s0"), withExports("c", names...)},
+			Files:     map[string][]byte{"a": []byte("live"), "b": []byte("live"), "c": []byte("live")},
+			Health:    []Health{{Member: "a", Reachable: true}, {Member: "b", Reachable: true}, {Member: "c", Reachable: true}},
+		}
+		held, err := HoldWithdrawals(res, last, exported, g)
+		require.NoError(t, err)
+		return held, res
+	}
+	// a and b withdraw 3 of 4 each: under minExports 5 alone; together 6
+	// of the ClusterSet's 12 is exactly half, not more.
+	held, _ := run(Guard{MinExports: 5, MaxSharePercent: 50, MaxClusterSetSharePercent: 50})
+	assert.Empty(t, held)
+	held, res := run(Guard{MinExports: 5, MaxSharePercent: 50, MaxClusterSetSharePercent: 40})
+	assert.Equal(t, []string{"a", "b"}, held)
+	require.NotNil(t, res.Health[0].Held)
+	assert.True(t, res.Health[0].Held.ClusterSet)
+	assert.Contains(t, res.Health[0].Message, "the members together 6 of the ClusterSet's 12")
+	assert.Nil(t, res.Health[2].Held, "a member that withdraws nothing is not held")
+	held, _ = run(Guard{MinExports: 5, MaxSharePercent: 50})
+	assert.Empty(t, held, "without the ClusterSet rule each member is judged alone")
+}

@@ -237,7 +237,8 @@ func exportsOf(r *render.Report) map[string][]string {
 // guardOf is spec.sync.withdrawalGuard as snapshot.HoldWithdrawals takes it.
 func guardOf(cfg *v1alpha1.ClusterSet) snapshot.Guard {
 	g := cfg.Spec.Sync.Guard()
-	out := snapshot.Guard{MinExports: int(g.MinExports), MaxSharePercent: int(g.MaxSharePercent), Released: map[string]string{}}
+	out := snapshot.Guard{MinExports: int(g.MinExports), MaxSharePercent: int(g.MaxSharePercent),
+		MaxClusterSetSharePercent: int(g.MaxClusterSetSharePercent), Released: map[string]string{}}
 	for _, r := range g.Release {
 		out.Released[r.Member] = r.Digest
 	}

@@ -197,6 +197,11 @@ type WithdrawalGuard struct {
 	// MaxSharePercent is the share of a member's exports one cycle may
 	// withdraw; more is held. Defaults to 50.
 	MaxSharePercent int32 `json:"maxSharePercent,omitempty" schema:"minimum=1;maximum=100;default=50"`
+	// MaxClusterSetSharePercent holds every member that withdraws
+	// anything when the members together withdraw at least minExports and
+	// more than this share of the ClusterSet's exports in one cycle (one
+	// bad release deployed everywhere). Defaults to 50.
+	MaxClusterSetSharePercent int32 `json:"maxClusterSetSharePercent,omitempty" schema:"minimum=1;maximum=100;default=50"`
 	// Release lets held withdrawals through: each names a member and the
 	// digest status/members.yaml shows for its withdrawal. A release of
 	// another digest (the withdrawal changed since) does nothing.
@@ -220,6 +225,9 @@ func (s SyncOptions) Guard() WithdrawalGuard {
 	}
 	if g.MaxSharePercent == 0 {
 		g.MaxSharePercent = DefaultGuardMaxSharePercent
+	}
+	if g.MaxClusterSetSharePercent == 0 {
+		g.MaxClusterSetSharePercent = DefaultGuardMaxSharePercent
 	}
 	return g
 }

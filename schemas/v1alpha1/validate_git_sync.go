@@ -187,6 +187,9 @@ func (s SyncOptions) validate(p string) ErrorList {
 		if g.MaxSharePercent < 0 || g.MaxSharePercent > 100 {
 			errs = append(errs, &FieldError{Field: gp + ".maxSharePercent", Msg: fmt.Sprintf("%d is outside 1-100", g.MaxSharePercent)})
 		}
+		if g.MaxClusterSetSharePercent < 0 || g.MaxClusterSetSharePercent > 100 {
+			errs = append(errs, &FieldError{Field: gp + ".maxClusterSetSharePercent", Msg: fmt.Sprintf("%d is outside 1-100", g.MaxClusterSetSharePercent)})
+		}
 		for i, r := range g.Release {
 			rp := fmt.Sprintf("%s.release[%d]", gp, i)
 			if r.Member == "" {
