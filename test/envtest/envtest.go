@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -200,6 +201,12 @@ func Launch(n int) (*Fleet, error) {
 
 // LaunchStacks is Launch with one member per stack, in order.
 func LaunchStacks(stacks ...Stack) (*Fleet, error) {
+	return launch(stacks, nil)
+}
+
+// launch starts one member per stack with every CRD but those named in
+// omit.
+func launch(stacks []Stack, omit []string) (*Fleet, error) {
 	n := len(stacks)
 	if n < 1 {
 		return nil, fmt.Errorf("envtest: need at least one cluster, got %d", n)
@@ -230,6 +237,7 @@ func LaunchStacks(stacks ...Stack) (*Fleet, error) {
 		}
 		crdObjs = append(crdObjs, gw...)
 		crdObjs = append(crdObjs, gtp)
+		crdObjs = slices.DeleteFunc(crdObjs, func(c *apiextensionsv1.CustomResourceDefinition) bool { return slices.Contains(omit, c.Name) })
 		// Each environment gets its own CRD objects: InstallCRDs writes
 		// server-assigned fields back into them.
 		env := &crenvtest.Environment{
@@ -322,10 +330,28 @@ func Start(t testing.TB, n int) []*Cluster {
 	return StartStacks(t, stacks...)
 }
 
+// StartWithout is Start with the named CRDs left out of every member: a
+// member that never had them, for a test of what happens without one.
+// Deleting a CRD after the start instead waits for its finalizer, which
+// took over two minutes on a loaded machine.
+func StartWithout(t testing.TB, n int, crds ...string) []*Cluster {
+	t.Helper()
+	stacks := make([]Stack, n)
+	for i := range stacks {
+		stacks[i] = DualStack
+	}
+	return startStacks(t, stacks, crds)
+}
+
 // StartStacks is Start with one member per stack, in order.
 func StartStacks(t testing.TB, stacks ...Stack) []*Cluster {
 	t.Helper()
-	f, err := LaunchStacks(stacks...)
+	return startStacks(t, stacks, nil)
+}
+
+func startStacks(t testing.TB, stacks []Stack, omit []string) []*Cluster {
+	t.Helper()
+	f, err := launch(stacks, omit)
 	if err != nil {
 		t.Fatal(err)
 	}

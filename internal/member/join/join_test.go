@@ -38,7 +38,7 @@ const kubeadmCorefile = `.:53 {
 // member whose ServiceExport CRD is missing and whose CoreDNS is
 // configured by kubeadm's ConfigMap.
 func setup(t *testing.T) (mgmt, member *envtest.Cluster) {
-	cs := envtest.Start(t, 2)
+	cs := envtest.StartWithout(t, 2, "serviceexports.multicluster.x-k8s.io")
 	mgmt, member = cs[0], cs[1]
 	ctx := context.Background()
 	require.NoError(t, envtest.EnsureNamespaces(ctx, mgmt.Client, "mcs-gitops"))
@@ -49,11 +49,6 @@ func setup(t *testing.T) (mgmt, member *envtest.Cluster) {
 	require.NoError(t, member.Client.Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"}, Data: map[string]string{"Corefile": kubeadmCorefile},
 	}))
-	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "serviceexports.multicluster.x-k8s.io"}}
-	require.NoError(t, member.Client.Delete(ctx, crd))
-	// The CRD finalizer can take a minute on a loaded machine.
-	require.Eventually(t, func() bool { return apierrors.IsNotFound(member.Client.Get(ctx, client.ObjectKeyFromObject(crd), crd)) },
-		2*time.Minute, 100*time.Millisecond)
 	return mgmt, member
 }
 
