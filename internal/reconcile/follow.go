@@ -5,11 +5,11 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 )
 
 // followEvery is how often the loop fetches its branch at the most: the
@@ -75,5 +75,5 @@ func (l *Loop) follow(ctx context.Context) error {
 // isProposalMerge recognizes a review-mode proposal merged on the forge:
 // the merge commit, or a squash that kept the proposal's trailer.
 func isProposalMerge(c gitsync.ForeignCommit) bool {
-	return c.Merge || strings.Contains(c.Message, "\nProposal: ")
+	return c.Merge || propose.Named(c.Message) != ""
 }

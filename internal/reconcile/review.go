@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -266,11 +265,11 @@ func (l *Loop) stale(branch string, base plumbing.Hash, recordChanged, due bool)
 }
 
 // wroteProposal recognizes the loop's own commits of proposal name (its
-// author and its Proposal trailer, proposalMessage), also those of an
+// author and its Proposal trailer, propose.Named), also those of an
 // earlier process whose pushes this clone does not remember.
 func (l *Loop) wroteProposal(name string) func(*object.Commit) bool {
 	return func(c *object.Commit) bool {
-		return l.Repo.Wrote(c) && strings.Contains(c.Message, "\nProposal: "+name+"\n")
+		return l.Repo.Wrote(c) && propose.Named(c.Message) == name
 	}
 }
 

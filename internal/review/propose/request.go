@@ -68,8 +68,23 @@ func Message(p *review.Proposal) string {
 	for _, s := range p.Summary {
 		msg += "- " + s + "\n"
 	}
-	msg += "\nProposal: " + p.Name + "\nProposal-Digest: " + p.Digest + "\n"
+	msg += trailer + p.Name + "\nProposal-Digest: " + p.Digest + "\n"
 	return msg
+}
+
+// trailer starts the line of a proposal's commit message that names it.
+const trailer = "\nProposal: "
+
+// Named is the proposal a commit message names in its Proposal trailer
+// (Message writes it), "" when it names none: how the loop tells its own
+// proposal commits, and a proposal merged on the forge, from others.
+func Named(message string) string {
+	_, rest, ok := strings.Cut(message, trailer)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "\n")
+	return name
 }
 
 // Body is p's request body: what it does and, per member, the rendered

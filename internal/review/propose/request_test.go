@@ -93,3 +93,12 @@ func FuzzProposalText(f *testing.F) {
 		}
 	})
 }
+
+// A proposal's commit names it in its trailer, whatever the summary says;
+// a message without the trailer names none.
+func TestNamed(t *testing.T) {
+	p := &review.Proposal{Name: "service/demo/web", Kinds: []review.Kind{review.KindExport}, Digest: "d1",
+		Summary: []string{"cluster-1 exports demo/web", "Proposal: not/this/one"}}
+	assert.Equal(t, "service/demo/web", Named(Message(p)))
+	assert.Equal(t, "", Named("update rendered tree (1 files)\n\nSnapshot-Digest: sha256:0\n"))
+}
