@@ -49,8 +49,8 @@ const maxExamples = 5
 // it. A live member the guard holds gets its last committed snapshot
 // instead of its read (nothing of it is withdrawn anywhere, and its
 // committed file is kept, so the commit still renders to itself), and
-// its Health says why and how to release it. It is pure, and changes res
-// in place; it returns the members it held.
+// its Health says why and how to release it (Health.Held). It is pure,
+// and changes res in place.
 //
 // Why hold rather than follow: a GitOps loop that follows a member
 // emptied at once (a namespace deleted, a Helm upgrade gone wrong, an
@@ -58,13 +58,14 @@ const maxExamples = 5
 // every other member in one commit, applied at once. Held, the services
 // keep working on their last known endpoints until a person says the
 // withdrawal is meant.
-func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]string, g Guard) ([]string, error) {
+func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]string, g Guard) error {
 	if g.MinExports < 0 {
-		return nil, nil
+		return nil
 	}
 	// What each live member's read would withdraw.
 	type withdrawal struct {
 		i            int
+		h            *Health
 		before, gone []string
 	}
 	var ws []withdrawal
@@ -91,7 +92,7 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 		total += len(before)
 		totalGone += len(gone)
 		if len(gone) > 0 {
-			ws = append(ws, withdrawal{i: i, before: before, gone: gone})
+			ws = append(ws, withdrawal{i: i, h: h, before: before, gone: gone})
 		}
 	}
 	unusual := func(gone, of, share int) bool {
@@ -101,7 +102,6 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 	// ClusterSet together (one Helm release deployed to every member).
 	together := g.MaxClusterSetSharePercent > 0 && unusual(totalGone, total, g.MaxClusterSetSharePercent)
 
-	var held []string
 	for _, w := range ws {
 		s := res.Snapshots[w.i]
 		alone := unusual(len(w.gone), len(w.before), g.MaxSharePercent)
@@ -114,7 +114,7 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 		}
 		committed, err := last.lastKnown(s.Member)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if committed == nil {
 			continue // nothing to hold on to
@@ -128,13 +128,11 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 			hw.ClusterSet = true
 			why += fmt.Sprintf(", and the members together %d of the ClusterSet's %d", totalGone, total)
 		}
-		h := healthOf(res, s.Member)
-		h.Held = hw
-		h.Message = fmt.Sprintf("held: %s; nothing is withdrawn and its last committed snapshot stands in until a person releases it with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]",
+		w.h.Held = hw
+		w.h.Message = fmt.Sprintf("held: %s; nothing is withdrawn and its last committed snapshot stands in until a person releases it with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]",
 			why, s.Member, digest)
-		held = append(held, s.Member)
 	}
-	return held, nil
+	return nil
 }
 
 func more(n int) string {

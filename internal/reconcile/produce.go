@@ -4,7 +4,6 @@ package reconcile
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -85,16 +84,18 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	held, err := snapshot.HoldWithdrawals(res, last, exportsOf(prev.Report), guardOf(l.Config))
-	if err != nil {
+	if err := snapshot.HoldWithdrawals(res, last, exportsOf(prev.Report), guardOf(l.Config)); err != nil {
 		return nil, err
 	}
-	for _, m := range held {
-		h := res.Health[slices.IndexFunc(res.Health, func(h snapshot.Health) bool { return h.Member == m })]
-		l.log().Warn("withdrawal held for a person", "member", m, "withdrawn", h.Held.Withdrawn, "of", h.Held.Exported, "digest", h.Held.Digest)
+	held := 0
+	for _, h := range res.Health {
+		if h.Held != nil {
+			held++
+			l.log().Warn("withdrawal held for a person", "member", h.Member, "withdrawn", h.Held.Withdrawn, "of", h.Held.Exported, "digest", h.Held.Digest)
+		}
 	}
 	if l.Metrics != nil {
-		l.Metrics.WithdrawalsHeld.Set(float64(len(held)))
+		l.Metrics.WithdrawalsHeld.Set(float64(held))
 	}
 	for _, r := range results {
 		if kept, ok := res.KeptGateway[r.Member]; ok {
