@@ -81,7 +81,7 @@ func nearMiss(group, kind string) string {
 	}
 	for _, k := range readKinds {
 		sameGroup := group == k.group
-		nearGroup := k.group != "" && !sameGroup && editDistance(group, k.group) <= 3
+		nearGroup := k.group != "" && !sameGroup && withinEdits(group, k.group, 3)
 		switch {
 		case sameGroup && misspelt(kind, k.kind):
 			return fmt.Sprintf("kind %s is not a kind a snapshot reads: did you mean %s?", kind, k.kind)
@@ -102,7 +102,18 @@ func misspelt(kind, want string) bool {
 	case strings.EqualFold(kind, want), strings.EqualFold(kind, want+"s"), strings.EqualFold(kind, want+"es"):
 		return true
 	}
-	return len(want) >= 8 && editDistance(strings.ToLower(kind), strings.ToLower(want)) <= 2
+	return len(want) >= 8 && withinEdits(strings.ToLower(kind), strings.ToLower(want), 2)
+}
+
+// withinEdits reports whether a and b are at most n edits apart. Strings
+// whose lengths differ by more cannot be, and are not compared: a hostile
+// kind or group of a megabyte would cost a megabyte times the other's
+// length for every object.
+func withinEdits(a, b string, n int) bool {
+	if d := len(a) - len(b); d > n || -d > n {
+		return false
+	}
+	return editDistance(a, b) <= n
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
