@@ -182,15 +182,6 @@ func (h *harness) start(ctx context.Context) error {
 	if h.loop != nil {
 		return nil
 	}
-	path := filepath.Join(h.work, "clusterset.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	cfg, err := v1alpha1.Parse("clusterset.yaml", data)
-	if err != nil {
-		return err
-	}
 	h.remote = filepath.Join(h.work, "remote.git")
 	if _, err := git.PlainInit(h.remote, true); err != nil {
 		return err
@@ -199,7 +190,23 @@ func (h *harness) start(ctx context.Context) error {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testLog{h.t}, nil))
 	}
+	return h.launch(ctx, log)
+}
+
+// launch starts the loop process on the clone directory, with
+// clusterset.yaml as the script's directory holds it now.
+func (h *harness) launch(ctx context.Context, log *slog.Logger) error {
+	data, err := os.ReadFile(filepath.Join(h.work, "clusterset.yaml"))
+	if err != nil {
+		return err
+	}
+	cfg, err := v1alpha1.Parse("clusterset.yaml", data)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
 	h.cfg = cfg
+	h.mu.Unlock()
 	h.loop, err = h.newLoop(ctx, "clone", data, log, h.fence)
 	return err
 }
@@ -421,23 +428,7 @@ func (h *harness) commands() map[string]script.Cmd {
 				return nil, errors.New("restart: run a cycle first")
 			}
 			// A restart reads clusterset.yaml again, as run does on a change.
-			data, err := os.ReadFile(filepath.Join(h.work, "clusterset.yaml"))
-			if err != nil {
-				return nil, err
-			}
-			cfg, err := v1alpha1.Parse("clusterset.yaml", data)
-			if err != nil {
-				return nil, err
-			}
-			h.mu.Lock()
-			h.cfg = cfg
-			h.mu.Unlock()
-			loop, err := h.newLoop(s.Context(), "clone", data, h.loop.Log, h.fence)
-			if err != nil {
-				return nil, err
-			}
-			h.loop = loop
-			return nil, nil
+			return nil, h.launch(s.Context(), h.loop.Log)
 		}),
 		"other-rm": script.Command(script.CmdUsage{
 			Args: "path...", Summary: "another writer deletes these paths from the branch and pushes",
