@@ -14,13 +14,13 @@ import (
 )
 
 // RewrittenError is a remote branch that no longer descends from a commit
-// this Repo saw on it: someone force-pushed it, to an older commit or an
+// this Repo accepted on it: someone force-pushed it, to an older commit or an
 // unrelated one. Nothing is built on it: its inputs/ would stand in for
 // members that cannot be read, and bring back or drop exports nobody
 // changed.
 type RewrittenError struct {
 	Branch string
-	// Was is the last commit seen on the branch, Now what it holds.
+	// Was is the last commit accepted on the branch, Now what it holds.
 	Was, Now plumbing.Hash
 }
 

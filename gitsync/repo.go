@@ -78,9 +78,9 @@ type Repo struct {
 	// (links included), so the next Commit writes the whole tree.
 	mirrored      plumbing.Hash
 	mirroredRoots []string
-	// line is the newest commit this Repo knows the remote branch held:
-	// what Open fetched, what it pushed, what it reset to. The remote
-	// branch must descend from it (ResetToRemote); zero before any.
+	// line is the newest commit on the remote branch this Repo accepted:
+	// what Open cloned, what it pushed, what it reset to and verified. The
+	// remote branch must descend from it (ResetToRemote); zero before any.
 	line plumbing.Hash
 }
 
