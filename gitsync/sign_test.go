@@ -380,9 +380,12 @@ func TestVerifyWalk(t *testing.T) {
 		return h, err
 	}
 
-	t.Run("unsigned between loop commits", func(t *testing.T) {
-		bare := bareRemote(t)
-		loop := open(t, bare, func(o *Options) {
+	// sneakyEdit: the loop commits, then someone pushes an unsigned
+	// commit on top of it.
+	sneakyEdit := func(t *testing.T) (bare string, loop *Repo, first, sneaky plumbing.Hash) {
+		t.Helper()
+		bare = bareRemote(t)
+		loop = open(t, bare, func(o *Options) {
 			o.Signer = loopSigner
 			o.Verify = NewVerifier([]*PublicKey{human}, loopSigner.Public(), plumbing.ZeroHash)
 		})
@@ -392,11 +395,15 @@ func TestVerifyWalk(t *testing.T) {
 		_, _, err = theirs.Commit(map[string][]byte{"inputs/x.yaml": []byte("x\n")}, []string{"inputs/x.yaml"}, StaticMessage("sneaky edit"))
 		require.NoError(t, err)
 		require.NoError(t, theirs.Push(ctx))
-		sneaky, err := theirs.Head()
+		sneaky, err = theirs.Head()
 		require.NoError(t, err)
+		return bare, loop, first, sneaky
+	}
 
+	t.Run("unsigned between loop commits", func(t *testing.T) {
+		bare, loop, first, sneaky := sneakyEdit(t)
 		require.NoError(t, loop.ResetToRemote(ctx))
-		_, err = publish(loop, "loop 2")
+		_, err := publish(loop, "loop 2")
 		ve := refusal(t, err)
 		assert.Equal(t, VerifyUnsigned, ve.Reason)
 		assert.Equal(t, sneaky, ve.Commit)
@@ -426,19 +433,9 @@ func TestVerifyWalk(t *testing.T) {
 	// commit never became part of the line the branch must descend from
 	// (TestReviewRefusesAnUnsignedRecordEdit in test/e2e failed on it).
 	t.Run("reset past a refused commit is a repair", func(t *testing.T) {
-		bare := bareRemote(t)
-		loop := open(t, bare, func(o *Options) {
-			o.Signer = loopSigner
-			o.Verify = NewVerifier([]*PublicKey{human}, loopSigner.Public(), plumbing.ZeroHash)
-		})
-		first, err := publish(loop, "loop 1")
-		require.NoError(t, err)
-		theirs := open(t, bare)
-		_, _, err = theirs.Commit(map[string][]byte{"inputs/x.yaml": []byte("x\n")}, []string{"inputs/x.yaml"}, StaticMessage("sneaky edit"))
-		require.NoError(t, err)
-		require.NoError(t, theirs.Push(ctx))
+		bare, loop, first, _ := sneakyEdit(t)
 		require.NoError(t, loop.ResetToRemote(ctx))
-		_, err = publish(loop, "loop 2")
+		_, err := publish(loop, "loop 2")
 		refusal(t, err)
 
 		forcePush(t, bare, first)
