@@ -71,16 +71,17 @@ type renewingLock struct {
 
 func (l renewingLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	at := l.r.now()
-	err := l.Interface.Create(ctx, ler)
-	if err == nil && ler.HolderIdentity == l.Identity() {
-		l.r.renewed(at)
-	}
-	return err
+	return l.wrote(at, ler, l.Interface.Create(ctx, ler))
 }
 
 func (l renewingLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	at := l.r.now()
-	err := l.Interface.Update(ctx, ler)
+	return l.wrote(at, ler, l.Interface.Update(ctx, ler))
+}
+
+// wrote records a write sent at at that named this process the holder and
+// succeeded; it returns the write's error.
+func (l renewingLock) wrote(at time.Time, ler resourcelock.LeaderElectionRecord, err error) error {
 	if err == nil && ler.HolderIdentity == l.Identity() {
 		l.r.renewed(at)
 	}
