@@ -20,33 +20,41 @@ import (
 // changed.
 type RewrittenError struct {
 	Branch string
-	// Was is the last commit accepted on the branch, Now what it holds.
+	// Was is the last commit accepted on the branch, Now what it holds:
+	// zero when the branch is gone and this clone does not hold Was, so
+	// it cannot push it back (a fresh clone of a remote recreated empty).
 	Was, Now plumbing.Hash
 }
 
 func (e *RewrittenError) Error() string {
-	return fmt.Sprintf("the remote branch %s was rewritten: it is at %s, which does not descend from %s, the last commit this process accepted there; nothing is rendered on it or applied from it (restart the loop to accept the branch as it is now)",
+	if e.Now.IsZero() {
+		return fmt.Sprintf("the remote branch %s is gone, and this clone does not hold %s, the last commit accepted there, to push it back; nothing is rendered or applied",
+			e.Branch, e.Was.String()[:12])
+	}
+	return fmt.Sprintf("the remote branch %s was rewritten: it is at %s, which does not descend from %s, the last commit accepted there; nothing is rendered on it or applied from it",
 		e.Branch, e.Now.String()[:12], e.Was.String()[:12])
+}
+
+// RequireDescent makes commit the line the remote branch must descend
+// from: the last commit the loop pushed, as recorded outside this
+// process (a restart, a CronJob's fresh clone). A clone that does not
+// hold it has a branch that does not contain it: the next ResetToRemote
+// refuses the branch with a *RewrittenError. Zero forgets the line: the
+// branch is taken as it is.
+func (r *Repo) RequireDescent(commit plumbing.Hash) {
+	r.line = commit
 }
 
 // checkLine refuses a remote commit that does not descend from r.line,
 // the last commit on the branch this Repo accepted (pushed, or fetched
-// and verified).
+// and verified, or RequireDescent).
 func (r *Repo) checkLine(remote plumbing.Hash) error {
 	if r.line.IsZero() || remote == r.line {
 		return nil
 	}
-	now, err := r.repo.CommitObject(remote)
+	ok, err := r.contains(remote, r.line)
 	if err != nil {
-		return fmt.Errorf("reading the remote's commit %s: %w", remote.String()[:12], err)
-	}
-	was, err := r.repo.CommitObject(r.line)
-	if err != nil {
-		return fmt.Errorf("reading commit %s: %w", r.line.String()[:12], err)
-	}
-	ok, err := was.IsAncestor(now)
-	if err != nil {
-		return fmt.Errorf("is %s below %s: %w", r.line.String()[:12], remote.String()[:12], err)
+		return err
 	}
 	if !ok {
 		return &RewrittenError{Branch: r.opts.Branch, Was: r.line, Now: remote}
@@ -54,13 +62,56 @@ func (r *Repo) checkLine(remote plumbing.Hash) error {
 	return nil
 }
 
+// contains reports whether commit tip has commit below among its
+// ancestors (or is it). A clone without below's object does not: every
+// fetch of the branch brings all of its history.
+func (r *Repo) contains(tip, below plumbing.Hash) (bool, error) {
+	if tip == below {
+		return true, nil
+	}
+	now, err := r.repo.CommitObject(tip)
+	if err != nil {
+		return false, fmt.Errorf("reading commit %s: %w", tip.String()[:12], err)
+	}
+	was, err := r.repo.CommitObject(below)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading commit %s: %w", below.String()[:12], err)
+	}
+	ok, err := was.IsAncestor(now)
+	if err != nil {
+		return false, fmt.Errorf("is %s below %s: %w", below.String()[:12], tip.String()[:12], err)
+	}
+	return ok, nil
+}
+
 // branchGone handles a remote without the branch: the remote-tracking
 // reference goes, so that the next Push sends HEAD again instead of
-// believing the remote holds it.
+// believing the remote holds it. That needs HEAD to hold the line: a
+// clone that does not (a fresh one) would start the branch anew, without
+// the history that stands in for unreachable members and holds the
+// ClusterSet IPs allocated so far, so it is refused.
 func (r *Repo) branchGone() error {
 	err := r.repo.Storer.RemoveReference(r.trackingRef())
 	if err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return err
+	}
+	if !r.line.IsZero() {
+		head, err := r.Head()
+		if err != nil {
+			return err
+		}
+		ok := false
+		if !head.IsZero() {
+			if ok, err = r.contains(head, r.line); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return &RewrittenError{Branch: r.opts.Branch, Was: r.line}
+		}
 	}
 	if !r.line.IsZero() {
 		r.opts.Log.Warn("the remote has no branch any more (recreated empty?); the next push creates it again",

@@ -129,3 +129,96 @@ func TestRewrittenBranchIsRefused(t *testing.T) {
 		assert.Empty(t, mine, "the loop's own commits are not foreign")
 	})
 }
+
+// The line recorded outside the process (RequireDescent) holds a fresh
+// clone, which remembers nothing, to the same rule: the CronJob and a
+// restarted controller refuse a branch force-pushed behind them, and a
+// fresh clone of a remote recreated empty cannot push the history back,
+// so it is refused too, where a kept clone pushes it again.
+func TestRequiredDescentHoldsAFreshClone(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (bare string, first, second plumbing.Hash) {
+		bare = bareRemote(t)
+		r := open(t, bare)
+		first, _, err := r.Commit(rendered(), treeRoots, StaticMessage("first"))
+		require.NoError(t, err)
+		require.NoError(t, r.Push(ctx))
+		files := rendered()
+		files["status/web/api.yaml"] = []byte("second\n")
+		second, _, err = r.Commit(files, treeRoots, StaticMessage("second"))
+		require.NoError(t, err)
+		require.NoError(t, r.Push(ctx))
+		return bare, first, second
+	}
+
+	t.Run("force-pushed to an older commit", func(t *testing.T) {
+		bare, first, second := setup(t)
+		forcePush(t, bare, first)
+		fresh := open(t, bare)
+		fresh.RequireDescent(second)
+		var rw *RewrittenError
+		require.ErrorAs(t, fresh.ResetToRemote(ctx), &rw)
+		assert.Equal(t, first, rw.Now)
+		assert.Equal(t, second, rw.Was)
+	})
+
+	t.Run("force-pushed to an unrelated commit the clone never saw", func(t *testing.T) {
+		bare, _, _ := setup(t)
+		fresh := open(t, bare)
+		// A commit this clone does not hold: nothing on the branch below it.
+		fresh.RequireDescent(plumbing.NewHash("0123456789abcdef0123456789abcdef01234567"))
+		var rw *RewrittenError
+		require.ErrorAs(t, fresh.ResetToRemote(ctx), &rw)
+	})
+
+	t.Run("moved forward", func(t *testing.T) {
+		bare, first, second := setup(t)
+		fresh := open(t, bare)
+		fresh.RequireDescent(first)
+		require.NoError(t, fresh.ResetToRemote(ctx))
+		head, err := fresh.Head()
+		require.NoError(t, err)
+		assert.Equal(t, second, head)
+	})
+
+	recreate := func(t *testing.T, bare string) {
+		require.NoError(t, os.RemoveAll(bare))
+		_, err := git.PlainInit(bare, true)
+		require.NoError(t, err)
+	}
+	t.Run("remote recreated empty, fresh clone", func(t *testing.T) {
+		bare, _, second := setup(t)
+		recreate(t, bare)
+		fresh := open(t, bare)
+		fresh.RequireDescent(second)
+		var rw *RewrittenError
+		err := fresh.ResetToRemote(ctx)
+		require.ErrorAs(t, err, &rw)
+		assert.True(t, rw.Now.IsZero())
+		assert.Contains(t, err.Error(), "is gone, and this clone does not hold "+second.String()[:12])
+	})
+
+	t.Run("remote recreated empty, kept clone", func(t *testing.T) {
+		bare := bareRemote(t)
+		r := open(t, bare)
+		head, _, err := r.Commit(rendered(), treeRoots, StaticMessage("first"))
+		require.NoError(t, err)
+		require.NoError(t, r.Push(ctx))
+		recreate(t, bare)
+		r.RequireDescent(head)
+		require.NoError(t, r.ResetToRemote(ctx))
+		require.NoError(t, r.Push(ctx))
+		_, remote := remoteTree(t, bare)
+		assert.Equal(t, head, remote.Hash)
+	})
+
+	t.Run("zero forgets the line", func(t *testing.T) {
+		bare, first, second := setup(t)
+		forcePush(t, bare, first)
+		fresh := open(t, bare)
+		fresh.RequireDescent(second)
+		require.Error(t, fresh.ResetToRemote(ctx))
+		fresh.RequireDescent(plumbing.ZeroHash)
+		require.NoError(t, fresh.ResetToRemote(ctx))
+	})
+}

@@ -144,3 +144,9 @@ func (r *Repo) repoPath(p string) string {
 	}
 	return r.opts.Path + "/" + p
 }
+
+// Name is the repository URL (credentials redacted), the branch and the
+// sub-path: which rendered tree this Repo writes.
+func (r *Repo) Name() (url, branch, path string) {
+	return r.redact.String(r.opts.URL), r.opts.Branch, r.opts.Path
+}

@@ -56,7 +56,7 @@ The repository it renders:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
-		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand())
+		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand())
 	setVersion(root)
 	return root
 }

@@ -73,6 +73,9 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 			if err != nil {
 				return err
 			}
+			if _, err := lineageStore(f.lineage, e.mgmt); err != nil {
+				return err
+			}
 			m := reconcile.NewMetrics()
 			probes := &reconcile.Probes{}
 			bound, served, err := reconcile.Serve(ctx, addr, m, probes)
@@ -90,6 +93,9 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 						}
 						loop := e.loop(repo, m)
 						loop.Fence = f.fence
+						if err := f.keepLineage(e, loop); err != nil {
+							return err
+						}
 						defer loop.CloseEvents(eventsFlush)
 						if err := f.withReview(ctx, e, loop); err != nil {
 							return err

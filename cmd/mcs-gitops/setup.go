@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/forge"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
@@ -44,6 +46,8 @@ type loopFlags struct {
 	readOnly bool
 	// fence, set while run leads, guards every push and apply.
 	fence reconcile.Fence
+	// lineage is --lineage-record (sync, run).
+	lineage string
 }
 
 // registerApply adds --apply, for the commands that apply after they
@@ -51,6 +55,29 @@ type loopFlags struct {
 func (f *loopFlags) registerApply(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.apply, "apply", string(reconcile.ApplyAll),
 		"what to do to the members after committing: all (apply and write status), status-only (Flux or Argo CD applies the directories; write only import IPs and status, export conditions and policy status), none (commit and push only); see docs/flux-argo.md")
+	registerLineage(cmd, &f.lineage)
+}
+
+// defaultLineage is where the lineage record lives: beside the leader
+// Lease, in the namespace deploy/ installs into.
+const defaultLineage = "mcs-gitops/mcs-gitops-lineage"
+
+func registerLineage(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "lineage-record", defaultLineage,
+		`NAMESPACE/NAME of the ConfigMap in the management cluster that records the last commit pushed, so that a restart or a fresh clone refuses a branch rewritten below it (see docs/running.md); used when a management cluster is known, "" to keep it in memory only`)
+}
+
+// lineageStore is the --lineage-record ConfigMap, nil without a
+// management cluster or with the flag empty.
+func lineageStore(ref string, mgmt client.Client) (*lineage.ConfigMap, error) {
+	if mgmt == nil || ref == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, &exitError{2, fmt.Errorf("--lineage-record must be NAMESPACE/NAME, got %q", ref)}
+	}
+	return &lineage.ConfigMap{Client: mgmt, Namespace: ns, Name: name}, nil
 }
 
 func (f *loopFlags) register(cmd *cobra.Command, withRepo bool) {
@@ -269,7 +296,21 @@ func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *r
 	if err != nil {
 		return nil, nil, err
 	}
-	return e, e.loop(repo, m), nil
+	loop := e.loop(repo, m)
+	if err := f.keepLineage(e, loop); err != nil {
+		return nil, nil, err
+	}
+	return e, loop, nil
+}
+
+// keepLineage gives loop its --lineage-record store, when there is one.
+func (f *loopFlags) keepLineage(e *env, loop *reconcile.Loop) error {
+	store, err := lineageStore(f.lineage, e.mgmt)
+	if err != nil || store == nil {
+		return err
+	}
+	loop.Lineage = store
+	return nil
 }
 
 // withReview turns review mode on for a loop that commits (sync, run)

@@ -29,7 +29,7 @@ var CommittedRoots = []string{InputsDir, StatusDir}
 // review.yaml, gateways.yaml or a service's report. A reader of a tree on
 // disk may skip anything else.
 func CommittedFile(p string) bool {
-	if _, ok := inputMember(p); ok {
+	if _, ok := InputMember(p); ok {
 		return true
 	}
 	if _, _, ok := serviceStatus(p); ok {
@@ -52,7 +52,7 @@ func ReadCommitted(files map[string][]byte) (*Committed, error) {
 		return c, nil
 	}
 	for p, b := range files {
-		if m, ok := inputMember(p); ok {
+		if m, ok := InputMember(p); ok {
 			c.Inputs[m] = b
 		}
 	}

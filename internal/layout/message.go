@@ -112,7 +112,7 @@ func fallbackEvents(c *Changes) []string {
 	var inputs []string
 	config := false
 	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
-		if m, ok := inputMember(p); ok {
+		if m, ok := InputMember(p); ok {
 			inputs = append(inputs, m)
 		}
 		if p == ConfigFile {

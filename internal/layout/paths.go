@@ -54,8 +54,9 @@ func ServiceStatusFile(namespace, name string) string {
 	return StatusDir + "/" + namespace + "/" + name + ".yaml"
 }
 
-// inputMember is the member whose snapshot p is, if p is one.
-func inputMember(p string) (string, bool) {
+// InputMember is the member whose snapshot p (relative to the tree) is,
+// if p is one.
+func InputMember(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, InputsDir+"/")
 	if !ok || strings.Contains(rest, "/") {
 		return "", false

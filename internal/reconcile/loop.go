@@ -15,6 +15,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -56,6 +57,11 @@ type Loop struct {
 	// anything; the Repo's gitsync.Options.Fence guards its pushes. A
 	// fenced cycle fails with an error wrapping ErrFenced.
 	Fence Fence
+	// Lineage, when set, keeps the last commit pushed outside this
+	// process (lineage.ConfigMap), so a restart or a CronJob's fresh
+	// clone also refuses a branch rewritten below it. Without it the
+	// line is kept in memory only.
+	Lineage lineage.Store
 
 	// memories keep, per member, what was last applied, so a cycle only
 	// sends what changed; forgotten every resyncInterval.
@@ -76,6 +82,9 @@ type Loop struct {
 	norm *snapshot.NormalizeCache
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
+
+	// line is the branch's lineage; only the cycle touches it.
+	line lineageState
 }
 
 // Source reads every member once, each within timeout, a failure

@@ -21,6 +21,7 @@ type Metrics struct {
 	PushRetries     prometheus.Counter
 	PublishRetries  prometheus.Counter
 	BranchDrift     prometheus.Counter
+	BranchRefused   prometheus.Gauge
 	WithdrawalsHeld prometheus.Gauge
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
@@ -83,6 +84,10 @@ func NewMetrics() *Metrics {
 		BranchDrift: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcs_gitops_branch_drift_total",
 			Help: "Commits the loop did not write that changed rendered files (clusters/, status/), found when following the branch; the loop renders over them. Merges of review-mode proposals do not count.",
+		}),
+		BranchRefused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcs_gitops_branch_refused",
+			Help: "1 while the loop refuses its branch: rewritten (force-pushed, or gone with a clone that cannot push it back) below the last commit it pushed, or lacking the snapshot of a member it cannot read. Nothing is rendered or applied until the branch is mended or a person accepts it (mcs-gitops lineage accept).",
 		}),
 		WithdrawalsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcs_gitops_withdrawals_held",
@@ -147,7 +152,7 @@ func NewMetrics() *Metrics {
 		Name: "mcs_gitops_review_errors_total",
 		Help: "Review mode: failed talks with the forge or pushes of proposal branches, by step (poll, propose). Churn keeps flowing; proposals are late.",
 	}, []string{"step"})
-	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.WithdrawalsHeld, m.ApplyResults,
+	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.BranchRefused, m.WithdrawalsHeld, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)

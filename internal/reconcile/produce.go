@@ -78,6 +78,9 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	if err != nil {
 		return nil, err
 	}
+	if err := l.checkStandIns(results, prev); err != nil {
+		return nil, err
+	}
 	t := l.Config.Spec.Sync.Timings()
 	last := snapshot.LastCommit{Inputs: prev.Inputs, Health: prev.Health, InputFile: layout.InputFile}
 	res, err := snapshot.Resolve(clusters.Reads(results), last, l.now(), t.StaleAfter, l.normalized())

@@ -30,6 +30,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -114,6 +115,12 @@ type harness struct {
 	fenced     bool              // the Lease is lost: every write is refused
 	// meanwhile, when set, runs once right after the next read (race).
 	meanwhile func() error
+
+	// record is the lineage record outside the process (lineage keep):
+	// it outlives restarts, as the ConfigMap does; nil when not kept.
+	record *memRecord
+	// clones counts fresh clone directories (restart fresh).
+	clones int
 
 	cfg    *v1alpha1.ClusterSet
 	loop   *reconcile.Loop
@@ -207,7 +214,14 @@ func (h *harness) launch(ctx context.Context, log *slog.Logger) error {
 	h.mu.Lock()
 	h.cfg = cfg
 	h.mu.Unlock()
-	h.loop, err = h.newLoop(ctx, "clone", data, log, h.fence)
+	clone := "clone"
+	if h.clones > 0 {
+		clone = fmt.Sprintf("clone-%d", h.clones)
+	}
+	h.loop, err = h.newLoop(ctx, clone, data, log, h.fence)
+	if err == nil && h.record != nil {
+		h.loop.Lineage = h.record
+	}
 	return err
 }
 
@@ -430,6 +444,22 @@ func (h *harness) commands() map[string]script.Cmd {
 			// A restart reads clusterset.yaml again, as run does on a change.
 			return nil, h.launch(s.Context(), h.loop.Log)
 		}),
+		"restart-fresh": script.Command(script.CmdUsage{
+			Summary: "the loop starts again in a new, empty clone directory, as a CronJob's pod does",
+		}, func(s *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) != 0 {
+				return nil, script.ErrUsage
+			}
+			if h.loop == nil {
+				return nil, errors.New("restart-fresh: run a cycle first")
+			}
+			h.clones++
+			return nil, h.launch(s.Context(), h.loop.Log)
+		}),
+		"lineage": script.Command(script.CmdUsage{
+			Args:    "keep | show | accept [commit]",
+			Summary: "keep: the lineage record is kept outside the process from the next (re)start; show: print it; accept: a person accepts the branch as it is (or from commit on), as mcs-gitops lineage accept does",
+		}, h.lineage),
 		"other-rm": script.Command(script.CmdUsage{
 			Args: "path...", Summary: "another writer deletes these paths from the branch and pushes",
 		}, h.otherRemove),
@@ -581,6 +611,85 @@ func (h *harness) rewind(_ *script.State, args ...string) (script.WaitFunc, erro
 		return nil, err
 	}
 	return nil, r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(h.cfg.Spec.Git.Branch), c.Hash))
+}
+
+func (h *harness) lineage(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) == 0 {
+		return nil, script.ErrUsage
+	}
+	switch args[0] {
+	case "keep":
+		h.record = &memRecord{}
+		if h.loop != nil {
+			h.loop.Lineage = h.record
+		}
+		return nil, nil
+	case "show":
+		if h.record == nil {
+			return nil, errors.New("lineage show: not kept")
+		}
+		rec, _ := h.record.Load(s.Context())
+		if rec == nil {
+			return func(*script.State) (string, string, error) { return "no record\n", "", nil }, nil
+		}
+		out := fmt.Sprintf("commit %s\nmembers %s\n", rec.Commit, strings.Join(rec.Members, ","))
+		if a := rec.Accepted; a != nil {
+			out += fmt.Sprintf("accepted by %s at %s, previous %s\n", a.By, a.At.Format(time.RFC3339), a.Previous)
+		}
+		return func(*script.State) (string, string, error) { return out, "", nil }, nil
+	case "accept":
+		if h.record == nil {
+			return nil, errors.New("lineage accept: not kept")
+		}
+		commit := ""
+		if len(args) > 1 {
+			commit = args[1]
+		}
+		h.record.accept(commit, h.clock())
+		return nil, nil
+	}
+	return nil, script.ErrUsage
+}
+
+// memRecord is the lineage record a ConfigMap keeps (lineage.ConfigMap,
+// tested on a real apiserver in internal/lineage), in memory.
+type memRecord struct {
+	mu  sync.Mutex
+	rec *lineage.Record
+}
+
+func (m *memRecord) Where() string { return "the script's record" }
+
+func (m *memRecord) Load(context.Context) (*lineage.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rec == nil {
+		return nil, nil
+	}
+	c := *m.rec
+	return &c, nil
+}
+
+func (m *memRecord) Save(_ context.Context, r *lineage.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *r
+	if m.rec != nil {
+		c.Accepted = m.rec.Accepted
+	}
+	m.rec = &c
+	return nil
+}
+
+func (m *memRecord) accept(commit string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev := &lineage.Record{}
+	if m.rec != nil {
+		prev = m.rec
+	}
+	m.rec = &lineage.Record{Repository: prev.Repository, Branch: prev.Branch, Path: prev.Path, Commit: commit,
+		Accepted: &lineage.Acceptance{By: "a person", Reason: "the script", At: now, Previous: prev.Commit}}
 }
 
 // otherRemove is a person deleting files of the branch in a clone of

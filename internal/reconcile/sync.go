@@ -206,21 +206,18 @@ type published struct {
 // cycle made from the same things reuses it (lastUnchanged) and goes
 // straight to apply, whose own memories then send nothing.
 func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*published, error) {
-	if err := l.follow(ctx); err != nil {
+	if err := l.loadLineage(ctx); err != nil {
 		return nil, &RepoError{err}
 	}
-	head, err := l.Repo.Head()
+	head, rs, err := l.followAndResolve(ctx, collected)
 	if err != nil {
+		if isRefusal(err) {
+			return nil, &RepoError{l.refusalError(err)}
+		}
 		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
 	}
-	rs, err := l.resolve(head, collected)
-	if err != nil {
-		if rs, err = l.resolveFetched(ctx, head, collected, err); err != nil {
-			return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
-		}
-		head = rs.head
-	}
 	if u := l.lastUnchanged(rs); u != nil {
+		l.recordPush(ctx, head, u.tree.files)
 		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report}, nil
 	}
 	t := l.Config.Spec.Sync.Timings()
@@ -269,7 +266,40 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
+	l.recordPush(ctx, hash, last.files)
 	return &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
+}
+
+// followAndResolve follows the branch and resolves the snapshots on its
+// head. A refusal of the branch that a person has answered since (lineage
+// accept) follows once more.
+func (l *Loop) followAndResolve(ctx context.Context, collected []clusters.Result) (plumbing.Hash, *resolved, error) {
+	head, rs, err := l.followed1(ctx, collected)
+	if isRefusal(err) && l.reaccepted(ctx) {
+		head, rs, err = l.followed1(ctx, collected)
+	}
+	if isRefusal(err) {
+		l.reportRefusal(ctx, err)
+	}
+	return head, rs, err
+}
+
+func (l *Loop) followed1(ctx context.Context, collected []clusters.Result) (plumbing.Hash, *resolved, error) {
+	if err := l.follow(ctx); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	head, err := l.Repo.Head()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	rs, err := l.resolve(head, collected)
+	if err != nil && !isRefusal(err) {
+		rs, err = l.resolveFetched(ctx, head, collected, err)
+	}
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return rs.head, rs, nil
 }
 
 // resolveFetched is what publish does when the local head does not load

@@ -61,6 +61,8 @@ var rules = []struct {
 	{"clusters", module + "/apply", "clusters reads members, it applies nothing"},
 	{"internal/member/...", module + "/internal/reconcile", "join and doctor do not run the loop"},
 	{"internal/fleetstatus", module + "/apply", "status writes nothing"},
+	{"internal/lineage", module + "/gitsync", "the record holds commits as text; it does no Git"},
+	{"internal/lineage", module + "/internal/reconcile", "the loop decides what the record means"},
 }
 
 type pkgInfo struct {

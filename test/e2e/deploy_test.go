@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
@@ -192,6 +193,19 @@ func checkSecretAccess(t *testing.T, c *envtest.Cluster, root string, objs []*un
 	assert.True(t, apierrors.IsForbidden(err), "listing Secrets: %v", err)
 	_, err = sa.Watch(ctx, &corev1.SecretList{}, client.InNamespace("mcs-gitops"))
 	assert.True(t, apierrors.IsForbidden(err), "watching every Secret: %v", err)
+
+	// The lineage record, kept as the ServiceAccount: created, updated,
+	// read back, an Event on it; no other ConfigMap can be read.
+	store := &lineage.ConfigMap{Client: sa, Namespace: "mcs-gitops", Name: "mcs-gitops-lineage"}
+	for _, commit := range []string{strings.Repeat("1", 40), strings.Repeat("2", 40)} {
+		require.NoError(t, store.Save(ctx, &lineage.Record{Repository: "r", Branch: "main", Commit: commit}))
+	}
+	rec, err := store.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("2", 40), rec.Commit)
+	require.NoError(t, store.Event(ctx, "BranchRefused", "a test", time.Now()))
+	_, err = (&lineage.ConfigMap{Client: sa, Namespace: "mcs-gitops", Name: "someone-elses"}).Load(ctx)
+	assert.True(t, apierrors.IsForbidden(err), "another ConfigMap: %v", err)
 }
 
 // checkWiring: the objects that refer to the pods by label or to a port
