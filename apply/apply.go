@@ -60,6 +60,9 @@ type Applier struct {
 	// being applied, named in each.
 	Events Events
 	Commit string
+	// Budget bounds this member's apply and its status writes, each on
+	// its own; zero: no deadline but the caller's.
+	Budget Budget
 
 	// inputs is the member's committed snapshot, when the files ApplyAll
 	// was given hold it (see writeReport).
@@ -182,6 +185,8 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 		return fail(err)
 	}
 	if a.StatusOnly {
+		ctx, cancel := a.Budget.context(ctx, len(desired))
+		defer cancel()
 		return a.statusOnly(ctx, desired, report, res, t)
 	}
 	// Outside the contract is refused before anything is sent, and stays
@@ -196,6 +201,8 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 			res.Unchanged = append(res.Unchanged, describe(d.obj))
 		}
 	}
+	ctx, cancel := a.Budget.context(ctx, len(fresh))
+	defer cancel()
 	toApply, err := a.checkCollisions(ctx, fresh, res)
 	t = timed(&res.Took.Collisions, t)
 	if err != nil {
@@ -242,6 +249,8 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 // for this member and remembers what was applied.
 func (a *Applier) finish(ctx context.Context, res *Result, st *applied, report *render.Report) (*Result, error) {
 	t := time.Now()
+	ctx, cancel := a.Budget.context(ctx, len(st.keys))
+	defer cancel()
 	err := a.writeReport(ctx, report, res)
 	timed(&res.Took.Status, t)
 	if err != nil {

@@ -5,6 +5,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -54,6 +55,7 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 		}
 		a := apply.New(m.Client, l.Config.Metadata.Name, l.contractOf(m.Name), l.log())
 		a.AllowEmpty = allowEmpty
+		a.Budget = applyBudget(l.Config.Spec.Sync.Timings().MemberTimeout)
 		switch {
 		case only == nil:
 			// apply --ref always applies in full.
@@ -69,6 +71,19 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 	results := apply.ApplyAll(ctx, targets, files, report)
 	l.observeApply(results)
 	return results
+}
+
+// perObject is what each object a member is sent adds to its apply's
+// deadline: about 2.5 times what a first sync takes per object on shared
+// cores (4,000 objects a member in 2 min 34 s, docs/running.md). An
+// object costs about four requests and eight are in flight, so a member
+// that answers each within about 200 ms still keeps it.
+const perObject = 100 * time.Millisecond
+
+// applyBudget is each member's apply deadline: memberTimeout, as for its
+// read, plus perObject for each object sent.
+func applyBudget(memberTimeout time.Duration) apply.Budget {
+	return apply.Budget{Base: memberTimeout, PerObject: perObject}
 }
 
 // ApplyRef applies what commit holds to every member, the apply --ref

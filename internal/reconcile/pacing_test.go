@@ -3,6 +3,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -100,4 +101,26 @@ func TestRetryPublish(t *testing.T) {
 	assert.False(t, retryPublish(&RepoError{fmt.Errorf("update repository: %w", ErrFenced)}))
 	assert.False(t, retryPublish(&RepoError{&gitsync.VerifyError{}}))
 	assert.False(t, retryPublish(&RepoError{&gitsync.RewrittenError{}}))
+	assert.False(t, retryPublish(&RepoError{&MissingSnapshotError{Member: "cluster-2"}}))
+}
+
+// A cycle under run has no deadline of its own (each phase has one), and
+// a shutdown cancels it only after the grace.
+func TestGracedCycle(t *testing.T) {
+	parent, stop := context.WithCancel(context.Background())
+	ctx, done := graced(parent, 50*time.Millisecond)
+	defer done()
+	_, has := ctx.Deadline()
+	assert.False(t, has, "no deadline for the whole cycle")
+	stop()
+	assert.NoError(t, ctx.Err(), "not cut short by the shutdown at once")
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not cancelled after the grace")
+	}
+
+	ctx, done = graced(context.Background(), time.Hour)
+	done()
+	assert.Error(t, ctx.Err(), "done releases it")
 }

@@ -48,7 +48,7 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 		opts.Grace = 30 * time.Second
 	}
 	if opts.Probes != nil {
-		opts.Probes.lead(livenessLimit(opts.LivenessCycles, t.ResyncInterval, cycleTimeout(t.MemberTimeout, opts.Grace)))
+		opts.Probes.lead(livenessLimit(opts.LivenessCycles, t.ResyncInterval, cycleAllowance(t.MemberTimeout, opts.Grace)))
 		defer opts.Probes.standBy()
 	}
 	events := make(chan string, 1)
@@ -103,11 +103,9 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 				continue
 			}
 			p.started()
-			// A cycle is never cut short by shutdown: a half-done push or
-			// apply is worse than a late exit, so it gets its own deadline.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cycleTimeout(t.MemberTimeout, opts.Grace))
+			cctx, done := graced(ctx, opts.Grace)
 			out, err := l.Sync(cctx)
-			cancel()
+			done()
 			if opts.Probes != nil {
 				opts.Probes.cycled()
 			}
@@ -143,17 +141,33 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 // retryPublish says whether a cycle that failed with err is retried
 // soon: when it could not update the repository, except when this
 // process may no longer write (fenced), or the branch's commit is refused
-// by verification or was rewritten, which no retry mends.
+// by verification or the branch by its lineage, which no retry mends.
 func retryPublish(err error) bool {
 	var repoErr *RepoError
 	return errors.As(err, &repoErr) && !errors.Is(err, ErrFenced) && !errors.As(err, new(*gitsync.VerifyError)) &&
-		!errors.As(err, new(*gitsync.RewrittenError))
+		!isRefusal(err)
 }
 
-// cycleTimeout bounds one cycle: reading members, a push with retries and
-// applying, each of which has its own per-member timeout inside.
-func cycleTimeout(member, grace time.Duration) time.Duration {
-	return max(4*member, grace)
+// graced is ctx for one cycle: a shutdown (ctx done) cancels it only
+// after grace, since a half-done push or apply is worse than a late exit.
+// The cycle has no deadline of its own: each phase has one (each member's
+// read and apply, the publish), so the work sets how long it may take
+// and one slow member does not use up the others' time.
+// done releases it.
+func graced(ctx context.Context, grace time.Duration) (context.Context, func()) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return cctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// cycleAllowance is what liveness allows a cycle on top of the resync
+// interval before it calls the leader wedged: a publish's deadline and
+// two members' timeouts (the read, the apply), or the grace.
+func cycleAllowance(member, grace time.Duration) time.Duration {
+	return max(publishTimeout(member)+2*member, grace)
 }
 
 func resetTimer(t *time.Timer, d time.Duration) {

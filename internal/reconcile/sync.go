@@ -130,7 +130,9 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 
 	pubStart := time.Now()
-	pub, err := l.publish(ctx, out.Collected)
+	pctx, cancel := context.WithTimeout(ctx, publishTimeout(t.MemberTimeout))
+	pub, err := l.publish(pctx, out.Collected)
+	cancel()
 	out.Took.Publish = time.Since(pubStart)
 	if err != nil {
 		l.finish(out, start, "error")
@@ -171,6 +173,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	}
 	l.finish(out, start, "ok")
 	return out, nil
+}
+
+// publishTimeout bounds following the branch, rendering, committing
+// and pushing, retries and a re-read of the members included: a Git
+// server that hangs holds the cycle no longer. Reads and applies have
+// their own deadlines, per member.
+func publishTimeout(memberTimeout time.Duration) time.Duration {
+	return max(4*memberTimeout, time.Minute)
 }
 
 // published is one cycle's commit and what apply gets.

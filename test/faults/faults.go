@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -64,4 +67,35 @@ func NeverAnswers(t testing.TB) *rest.Config {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
 	return &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+}
+
+// SlowWrites is a client config for a proxy in front of the apiserver cfg
+// reaches that holds every write (POST, PUT, PATCH, DELETE) for delay
+// before passing it on, reads untouched: a member whose etcd is slow, or
+// whose admission webhooks take their time. The proxy speaks plain HTTP
+// and authenticates upstream as cfg; it stops when the test ends.
+func SlowWrites(t testing.TB, cfg *rest.Config, delay time.Duration) *rest.Config {
+	t.Helper()
+	upstream, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	proxy.Transport = transport
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return &rest.Config{Host: srv.URL}
 }
