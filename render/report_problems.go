@@ -19,7 +19,9 @@ const (
 	// ProblemMissingNamespace: a member lacks the service's namespace and
 	// does not import it.
 	ProblemMissingNamespace ProblemKind = "MissingNamespace"
-	// ProblemWarning: one of the service's warnings.
+	// ProblemWarning: one of the service's warnings, or a snapshot file's
+	// (snapshot.Snapshot.Warnings), which validate adds; never the
+	// report's, which must not depend on the clock those read.
 	ProblemWarning ProblemKind = "Warning"
 	// ProblemPolicy: a GlobalTrafficPolicy whose Applied condition is not
 	// True (an invalid one is never applied either).
@@ -29,12 +31,14 @@ const (
 // ProblemKinds are every ProblemKind, in the order Problems lists them.
 var ProblemKinds = []ProblemKind{ProblemInvalid, ProblemConflict, ProblemNotReady, ProblemMissingNamespace, ProblemWarning, ProblemPolicy}
 
-// Problem is one thing not healthy about one service.
+// Problem is one thing not healthy about one service, or a warning about
+// one snapshot file, which has no Namespace and Name.
 type Problem struct {
 	Kind            ProblemKind
 	Namespace, Name string
 	// Member is the exporting member (export kinds), the member without the
-	// namespace, or the policy's consuming member; empty for a warning.
+	// namespace, the policy's consuming member, or the member whose
+	// snapshot file a warning is about; empty for a service's warning.
 	Member string
 	// Reason and Message are the condition's, or the warning for
 	// ProblemWarning.
@@ -49,6 +53,10 @@ func (p Problem) String() string {
 	case ProblemMissingNamespace:
 		return fmt.Sprintf("%s/%s: namespace %s does not exist in %s", p.Namespace, p.Name, p.Namespace, p.Member)
 	case ProblemWarning:
+		if p.Name == "" {
+			// A snapshot file's: the message names file, member and object.
+			return p.Message
+		}
 		return fmt.Sprintf("%s/%s: %s", p.Namespace, p.Name, p.Message)
 	case ProblemPolicy:
 		return fmt.Sprintf("%s/%s: %s policy in %s: %s: %s", p.Namespace, p.Name, p.LbType, p.Member, p.Reason, p.Message)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
@@ -20,8 +21,9 @@ func FileName(member string) string { return member + ".yaml" }
 // A member without a file is an error naming the file: an absent snapshot
 // must never read as "this member exports nothing". A file for a member
 // that is not in the ClusterSet is an error too, since it is most likely a
-// renamed member whose exports would silently vanish.
-func LoadDir(dir string, members []string) ([]*Snapshot, error) {
+// renamed member whose exports would silently vanish. Each file is read
+// with ParseStrict, its warnings judged against now.
+func LoadDir(dir string, members []string, now time.Time) ([]*Snapshot, error) {
 	known := map[string]bool{}
 	for _, m := range members {
 		known[m] = true
@@ -55,7 +57,7 @@ func LoadDir(dir string, members []string) ([]*Snapshot, error) {
 			errs = append(errs, fmt.Errorf("member %q: %w", m, err))
 			continue
 		}
-		s, err := ParseStrict(m, path, data)
+		s, err := ParseStrict(m, path, data, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,7 +24,8 @@ import (
 // output parses again, formats to the same bytes (so a committed snapshot
 // never churns) and parses to an equal snapshot, and rendering the
 // formatted snapshot gives the same files as rendering the original, so
-// Format drops nothing the renderer reads.
+// Format drops nothing the renderer reads. ParseStrict refuses all Parse
+// refuses, and what it accepts it reads as Parse does, warnings aside.
 func FuzzParseSnapshot(f *testing.F) {
 	demo, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "demo", "inputs", "*.yaml"))
 	if err != nil {
@@ -61,14 +63,24 @@ func FuzzParseSnapshot(f *testing.F) {
 			"- apiVersion: mcs-gitops.io/v1alpha1\n  kind: GlobalTrafficPolicy\n  metadata: {name: api, namespace: shop, deletionTimestamp: \"2026-10-01T00:00:00Z\"}\n  spec: {lbType: Locality, targets: [{clusterKey: //default/a, weight: -1}]}",
 		"apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [\"fd00::/112\", 10.96.0.0/16]}",
 		"apiVersion: mcs-gitops.io/v1alpha1\nkind: RejectedObject\nmetadata: {name: web-abc, namespace: shop}\nspec: {kind: EndpointSlice, service: web, message: \"ports[0].name: x\"}",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: multicluster.x-k8s.io/v1alpha1\n  kind: ServiceExport\n  metadata: {name: web, namespace: shop, creationTimestamp: \"2099-01-01T00:00:00Z\"}\n" +
+			"- apiVersion: discovery.k8s.io/v1\n  kind: EndpointSlice\n  metadata: {name: web-abc, namespace: shop, labels: {kubernetes.io/service-name: wbe}}\n  addressType: IPv4\n" +
+			"---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-def, namespace: shop}\naddressType: FQDN",
 	} {
 		f.Add([]byte(s))
 	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s1, err := snapshot.Parse("member", "member.yaml", data)
+		strict, strictErr := snapshot.ParseStrict("member", "member.yaml", data, time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC))
 		if err != nil {
+			if strictErr == nil {
+				t.Fatalf("ParseStrict accepts what Parse refuses: %v", err)
+			}
 			return
+		}
+		if strictErr == nil {
+			checkStrict(t, s1, strict)
 		}
 		f1, err := snapshot.Format(s1)
 		if err != nil {
@@ -109,6 +121,22 @@ func FuzzParseSnapshot(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkStrict checks that ParseStrict read what Parse read, and that each
+// of its warnings names the file and the member.
+func checkStrict(t *testing.T, lenient, strict *snapshot.Snapshot) {
+	t.Helper()
+	for _, w := range strict.Warnings {
+		if !strings.HasPrefix(w, "member.yaml:") || !strings.Contains(w, ": member member: ") {
+			t.Fatalf("warning does not name the file and the member: %s", w)
+		}
+	}
+	read := *strict
+	read.Warnings = nil
+	if !equality.Semantic.DeepEqual(lenient, &read) {
+		t.Fatalf("ParseStrict read the snapshot differently from Parse")
+	}
 }
 
 // renderOne renders a one-member ClusterSet: the member imports its own

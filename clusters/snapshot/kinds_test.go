@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,7 +88,7 @@ func TestLoadDirReportsEveryMembersError(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(bad), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("kind: [\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"), 0o644))
-	_, err := LoadDir(dir, []string{"a", "b", "c"})
+	_, err := LoadDir(dir, []string{"a", "b", "c"}, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a.yaml:1:")
 	assert.Contains(t, err.Error(), "b.yaml:1:")
@@ -108,7 +109,7 @@ func TestLoadDirRefusesUnknownFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(ns+tc.doc), 0o644))
-			_, err := LoadDir(dir, []string{"a"})
+			_, err := LoadDir(dir, []string{"a"}, time.Now())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "a.yaml:5:")
 			assert.Contains(t, err.Error(), `unknown field "spec.`+tc.field+`"`)

@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -86,19 +88,22 @@ type clusterProperty struct {
 // renderer does not use are ignored, so a whole `kubectl get -A -o yaml` of
 // the right resources can be pasted in.
 func Parse(member, file string, data []byte) (*Snapshot, error) {
-	return parse(member, file, data, false)
+	return parse(member, file, data, false, time.Time{})
 }
 
 // ParseStrict is Parse for a snapshot file a person wrote or pasted
 // (render, validate): a field of a ServiceExport or GlobalTrafficPolicy
 // that mcs-gitops does not know is an error, where Parse, which reads what
 // a member's apiserver served (a newer mcs-api may add fields), ignores it.
-func ParseStrict(member, file string, data []byte) (*Snapshot, error) {
-	return parse(member, file, data, true)
+// What loads but is most likely a mistake goes into the snapshot's
+// Warnings: a creationTimestamp after now (the caller's clock: parsing
+// reads none), an EndpointSlice that belongs to no Service of the file.
+func ParseStrict(member, file string, data []byte, now time.Time) (*Snapshot, error) {
+	return parse(member, file, data, true, now)
 }
 
-func parse(member, file string, data []byte, strict bool) (*Snapshot, error) {
-	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}, strict: strict}
+func parse(member, file string, data []byte, strict bool, now time.Time) (*Snapshot, error) {
+	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}, strict: strict, now: now}
 	for _, d := range splitDocuments(data) {
 		if len(bytes.TrimSpace(d.body)) == 0 {
 			continue
@@ -116,6 +121,10 @@ func parse(member, file string, data []byte, strict bool) (*Snapshot, error) {
 			what = fmt.Sprintf("holds %d object(s), none of a kind a snapshot reads", p.objects)
 		}
 		return nil, p.errorf(0, "", "%s; a member's snapshot lists at least its Namespaces (an empty one would withdraw every export of %s)", what, member)
+	}
+	if strict {
+		p.warnSlicesWithoutService()
+		p.s.Warnings = p.sortedWarnings()
 	}
 	p.s.sort()
 	return p.s, nil
@@ -147,8 +156,13 @@ type parser struct {
 	// inList is set while the items of a List are read.
 	inList bool
 	// strict refuses unknown fields of the kinds mcs-gitops defines the
-	// reading of (strictKinds).
+	// reading of (strictKinds), and warns.
 	strict bool
+	// now is the caller's clock, which a creationTimestamp must not be
+	// past (strict only).
+	now time.Time
+	// warnings are strict's, in the order found.
+	warnings []warning
 }
 
 // strictKinds are the kinds whose every field mcs-gitops reads: a field it
@@ -284,6 +298,7 @@ type named interface {
 func decodeInto[T any, PT interface {
 	*T
 	named
+	GetCreationTimestamp() metav1.Time
 }](p *parser, line int, kind string, js []byte, dst *[]T, namespaced bool) error {
 	var obj T
 	if p.strict && strictKinds[kind] {
@@ -314,6 +329,9 @@ func decodeInto[T any, PT interface {
 		return p.errorf(line, ref, "duplicate object (first at line %d)", first)
 	}
 	p.seen[ref] = line
+	if p.strict {
+		p.warnFutureCreation(line, kind, ref, o.GetCreationTimestamp())
+	}
 	*dst = append(*dst, obj)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,25 +226,25 @@ func TestLoadDir(t *testing.T) {
 	write("b.yaml", "")
 
 	// An empty snapshot would withdraw every export of b: refused, naming it.
-	_, err := LoadDir(dir, []string{"a", "b"})
+	_, err := LoadDir(dir, []string{"a", "b"}, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "b.yaml")
 	assert.Contains(t, err.Error(), "holds no Kubernetes object")
 
 	write("b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n")
-	snaps, err := LoadDir(dir, []string{"a", "b"})
+	snaps, err := LoadDir(dir, []string{"a", "b"}, time.Now())
 	require.NoError(t, err)
 	require.Len(t, snaps, 2)
 	assert.Equal(t, "a", snaps[0].Member)
 	assert.Len(t, snaps[0].Namespaces, 1)
 
-	_, err = LoadDir(dir, []string{"a", "b", "c"})
+	_, err = LoadDir(dir, []string{"a", "b", "c"}, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `member "c"`)
 	assert.Contains(t, err.Error(), "c.yaml is missing")
 
 	write("stray.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
-	_, err = LoadDir(dir, []string{"a", "b"})
+	_, err = LoadDir(dir, []string{"a", "b"}, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no member "stray"`)
 }
@@ -256,7 +257,7 @@ func TestLoadDirReadsNoLink(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"), 0o644))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "b.yaml")))
-	_, err := LoadDir(dir, []string{"a", "b"})
+	_, err := LoadDir(dir, []string{"a", "b"}, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `member "b"`)
 	assert.Contains(t, err.Error(), "b.yaml is a symbolic link")

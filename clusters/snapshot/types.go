@@ -46,6 +46,11 @@ type Snapshot struct {
 	// name and spec.cidrs only; they say which IP families it can serve
 	// (IPFamilies). Empty when unknown.
 	ServiceCIDRs []networkingv1.ServiceCIDR
+	// Warnings are what ParseStrict found in the file that loads but is
+	// most likely a mistake, in file order, each naming file:line, member
+	// and object; nil from Parse (a live read). Not part of the formatted
+	// snapshot, and the renderer does not read them.
+	Warnings []string
 }
 
 // GatewayAddressesProperty is the ClusterProperty name under which a

@@ -78,7 +78,10 @@ type problemJSON struct {
 func problemsJSON(ps []render.Problem) []problemJSON {
 	out := make([]problemJSON, len(ps))
 	for i, p := range ps {
-		out[i] = problemJSON{Kind: p.Kind, Service: p.Namespace + "/" + p.Name, Member: p.Member, Reason: p.Reason, Message: p.Message}
+		out[i] = problemJSON{Kind: p.Kind, Member: p.Member, Reason: p.Reason, Message: p.Message}
+		if p.Name != "" { // a snapshot file's warning is about no service
+			out[i].Service = p.Namespace + "/" + p.Name
+		}
 	}
 	return out
 }

@@ -184,3 +184,44 @@ func TestSummaryDoesNotFollowLinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(md), "evil")
 }
+
+// A snapshot file that loads but is most likely wrong (a creationTimestamp
+// in the future, an EndpointSlice whose label names no Service) is a
+// problem of kind Warning naming file, member and object: validate lists
+// it and exits 0, --fail-on=warning fails on it, -o json lists it, and
+// render says it on stderr.
+func TestValidateWarnsAboutSnapshotFiles(t *testing.T) {
+	dir := copyDemo(t)
+	editInput(t, dir, "cluster-1", `creationTimestamp: "2026-11-01T09:00:00Z"`, `creationTimestamp: "2099-01-01T00:00:00Z"`)
+	editInput(t, dir, "cluster-3", "kubernetes.io/service-name: postgres", "kubernetes.io/service-name: postgre")
+	inputs := filepath.Join(dir, "inputs")
+	args := []string{"--config", filepath.Join(dir, "clusterset.yaml"), "--inputs", inputs}
+	future := filepath.Join(inputs, "cluster-1.yaml") + ":11: member cluster-1: ServiceExport httpbin/httpbin: metadata.creationTimestamp 2099-01-01T00:00:00Z is in the future"
+	orphan := filepath.Join(inputs, "cluster-3.yaml") + `:76: member cluster-3: EndpointSlice db/postgres-h2v8c: label kubernetes.io/service-name is "postgre", but this snapshot holds no Service db/postgre; no export uses its endpoints`
+
+	out, err := run(t, append([]string{"validate"}, args...)...)
+	require.NoError(t, err, "warnings are not errors by default")
+	assert.True(t, strings.HasPrefix(out, future), out)
+	assert.Contains(t, out, "\n"+orphan+"\n")
+	// The typo leaves db/postgres without endpoints; nothing else says so.
+	assert.Contains(t, out, "2 problem(s)")
+
+	_, err = run(t, append([]string{"validate", "--fail-on=warning"}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "\n  Warning: "+future)
+	assert.ErrorContains(t, err, "\n  Warning: "+orphan)
+
+	out, err = run(t, append([]string{"validate", "-o", "json"}, args...)...)
+	require.NoError(t, err)
+	var got validateJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.GreaterOrEqual(t, len(got.Problems), 2)
+	assert.Equal(t, problemJSON{Kind: "Warning", Member: "cluster-1", Message: got.Problems[0].Message}, got.Problems[0])
+	assert.True(t, strings.HasPrefix(got.Problems[0].Message, future), got.Problems[0].Message)
+	assert.Equal(t, problemJSON{Kind: "Warning", Member: "cluster-3", Message: orphan}, got.Problems[1])
+
+	out, err = run(t, append([]string{"render", "--out", dir}, args...)...)
+	require.NoError(t, err)
+	assert.Contains(t, out, "warning: "+future)
+	assert.Contains(t, out, "warning: "+orphan+"\n")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,13 +28,15 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.inputs, "inputs", "inputs", "directory holding one snapshot per member, <member>.yaml")
 }
 
-// load reads and validates the config and every member's snapshot.
+// load reads and validates the config and every member's snapshot. A
+// snapshot's creationTimestamps are judged against this machine's clock,
+// read here: parsing and rendering read none.
 func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error) {
 	cfg, err := v1alpha1.LoadFile(f.config)
 	if err != nil {
 		return nil, nil, err
 	}
-	snaps, err := snapshot.LoadDir(f.inputs, cfg.MemberNames())
+	snaps, err := snapshot.LoadDir(f.inputs, cfg.MemberNames(), time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,22 +45,44 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 
 // render loads and renders on top of what the rendered repository under
 // repo holds (readCommitted: the gateway port allocations to keep and the
-// imports review mode holds back), which it returns too. Bad input is
-// exit code 2.
-func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, *layout.Committed, error) {
+// imports review mode holds back), which it returns too, with the snapshot
+// files' warnings (snapshotWarnings). Bad input is exit code 2.
+func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, *layout.Committed, []render.Problem, error) {
 	cfg, snaps, err := f.load()
 	if err != nil {
-		return nil, nil, nil, &exitError{2, err}
+		return nil, nil, nil, nil, &exitError{2, err}
 	}
 	committed, err := readCommitted(repo)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
 	if err != nil {
-		return nil, nil, nil, &exitError{2, err}
+		return nil, nil, nil, nil, &exitError{2, err}
 	}
-	return cfg, result, committed, nil
+	return cfg, result, committed, snapshotWarnings(snaps), nil
+}
+
+// snapshotWarnings are the snapshot files' warnings as problems of kind
+// Warning, so that --fail-on=warning fails on them as on a service's.
+// They stay out of the report: they depend on the clock, and status/ must
+// not.
+func snapshotWarnings(snaps []*snapshot.Snapshot) []render.Problem {
+	var out []render.Problem
+	for _, s := range snaps {
+		for _, w := range s.Warnings {
+			out = append(out, render.Problem{Kind: render.ProblemWarning, Member: s.Member, Message: w})
+		}
+	}
+	return out
+}
+
+// warnSnapshots says the snapshot files' warnings on stderr, for render,
+// which has no --fail-on.
+func warnSnapshots(cmd *cobra.Command, warnings []render.Problem) {
+	for _, w := range warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
 }
 
 func newRenderCommand() *cobra.Command {
@@ -72,6 +97,8 @@ func newRenderCommand() *cobra.Command {
 applies the KEP-1645 rules, and writes clusters/<member>/ (a kustomization with
 one file per object) and status/ (export conditions, conflicts) under --out.
 Files are byte-for-byte deterministic; files no longer rendered are removed.
+What validate warns about in the snapshot files is printed on stderr (see
+mcs-gitops validate --help); it does not change the exit code.
 Nothing outside clusters/ and status/ is touched, and nothing is read or
 written through a symbolic link there: a link (or a named pipe, socket or
 device) under clusters/ or status/ is deleted and reported on stderr. The
@@ -106,10 +133,11 @@ or --summary could not be written.`,
 			if !check && (ci.json() || ci.summary != "") {
 				return &exitError{2, errors.New("-o json and --summary go with --check; render itself prints one line")}
 			}
-			cfg, result, committed, err := src.render(out)
+			cfg, result, committed, warnings, err := src.render(out)
 			if err != nil {
 				return err
 			}
+			warnSnapshots(cmd, warnings)
 			files, err := layout.Files(result)
 			if err != nil {
 				return err
@@ -172,16 +200,22 @@ objects are errors naming the object), then renders in memory and prints what
 is not healthy, the same lines as the Problems of status/SUMMARY.md: invalid
 exports (gateway-mode validation included), conflicts, exports not ready,
 members without the namespace, traffic policies not applied, and per-service
-warnings (e.g. a member that cannot reach another's endpoints). It writes
-nothing but the --summary file. Problems are not errors unless --fail-on
-names their kind (comma-separated, in any case): Invalid, Conflict,
-NotReady, MissingNamespace, Warning or Policy.
+warnings (e.g. a member that cannot reach another's endpoints). Before those
+come the warnings about the snapshot files, each naming file:line, member and
+object: a metadata.creationTimestamp in the future (more than 5 minutes past
+this machine's clock; the oldest export wins a conflict), and an EndpointSlice
+whose kubernetes.io/service-name label is missing or names no Service of that
+snapshot (no export uses its endpoints). It writes nothing but the --summary
+file. Problems are not errors unless --fail-on names their kind
+(comma-separated, in any case): Invalid, Conflict, NotReady,
+MissingNamespace, Warning (both kinds of warning) or Policy.
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
 -o json prints {members, services, warnings, problems: [{kind, service,
-member, reason, message}]}. --summary appends a Markdown summary to a file:
-per member, the imports added, removed and changed relative to the rendered
-tree beside --inputs (status/ and clusters/), and the problems.
+member, reason, message}]}; a snapshot file's warning has no service.
+--summary appends a Markdown summary to a file: per member, the imports
+added, removed and changed relative to the rendered tree beside --inputs
+(status/ and clusters/), and the problems.
 
 Exit codes: 0 valid; 1 a problem of a kind in --fail-on (each listed on
 stderr); 2 invalid; 3 --summary could not be written, or the rendered tree
@@ -200,7 +234,7 @@ it compares with could not be read.`,
 				return err
 			}
 			repo := filepath.Dir(filepath.Clean(src.inputs))
-			cfg, result, committed, err := src.render(repo)
+			cfg, result, committed, warnings, err := src.render(repo)
 			if err != nil {
 				return err
 			}
@@ -217,7 +251,7 @@ it compares with could not be read.`,
 					return err
 				}
 			}
-			problems := result.Report.Problems()
+			problems := append(warnings, result.Report.Problems()...)
 			w := cmd.OutOrStdout()
 			if ci.json() {
 				services := make([]string, len(result.Report.Services))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -37,7 +38,7 @@ func FuzzYAML(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	snaps, err := snapshot.LoadDir(filepath.Join("..", "..", "fixtures", "demo", "inputs"), []string{"cluster-1", "cluster-2", "cluster-3"})
+	snaps, err := snapshot.LoadDir(filepath.Join("..", "..", "fixtures", "demo", "inputs"), []string{"cluster-1", "cluster-2", "cluster-3"}, time.Now())
 	if err != nil {
 		f.Fatal(err)
 	}
