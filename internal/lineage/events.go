@@ -14,11 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 )
 
-// Event writes a Warning Event regarding the record's ConfigMap, where
-// `kubectl describe` and event exporters show it beside the record a
-// person edits to answer it. The ConfigMap may not exist yet (a refusal
-// before the first push); the Event names it all the same.
-func (c *ConfigMap) Event(ctx context.Context, reason, note string, now time.Time) error {
+// Event writes a Warning Event regarding the record's ConfigMap: the
+// loop's object in the management cluster, where `kubectl describe` and
+// event exporters show what waits for a person (a refused branch, a held
+// withdrawal). The ConfigMap may not exist yet (a refusal before the
+// first push); the Event names it all the same.
+func (c *ConfigMap) Event(ctx context.Context, reason, action, note string, now time.Time) error {
 	host, _ := os.Hostname()
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: fmt.Sprintf("%s.%s", c.Name, rand.String(8))},
@@ -26,7 +27,7 @@ func (c *ConfigMap) Event(ctx context.Context, reason, note string, now time.Tim
 		// The Event API caps a note at 1 KiB.
 		Note:                truncate(note, 1024),
 		Reason:              reason,
-		Action:              "Refuse",
+		Action:              action,
 		Type:                corev1.EventTypeWarning,
 		ReportingController: "mcs-gitops",
 		ReportingInstance:   truncate("mcs-gitops-"+host, 128),

@@ -62,7 +62,7 @@ func TestConfigMapRecord(t *testing.T) {
 	_, err = store.Accept(ctx, saved.Repository, "main", "mcs", "abc", "jane", "typo", at)
 	assert.ErrorContains(t, err, `"abc" is not a full commit hash`)
 
-	require.NoError(t, store.Event(ctx, "BranchRefused", "the remote branch main was rewritten", at))
+	require.NoError(t, store.Event(ctx, "BranchRefused", "Refuse", "the remote branch main was rewritten", at))
 	var evs eventsv1.EventList
 	require.NoError(t, c.List(ctx, &evs, client.InNamespace("mcs-gitops")))
 	require.Len(t, evs.Items, 1)

@@ -126,12 +126,21 @@ func (l *Loop) reportRefusal(ctx context.Context, err error) {
 	}
 	l.line.refusal = msg
 	l.log().Error("the branch is refused", "err", msg)
-	if ev, ok := l.Lineage.(interface {
-		Event(ctx context.Context, reason, note string, now time.Time) error
-	}); ok {
-		if err := ev.Event(ctx, "BranchRefused", msg+"; "+l.acceptHint(), l.now()); err != nil {
-			l.log().Warn("no Event for the refused branch", "err", err)
-		}
+	l.managementEvent(ctx, "BranchRefused", "Refuse", msg+"; "+l.acceptHint())
+}
+
+// managementEvent writes a Warning Event on the loop's object in the
+// management cluster (the lineage record), when there is one: what waits
+// for a person. A failure is logged; the log line said it already.
+func (l *Loop) managementEvent(ctx context.Context, reason, action, note string) {
+	ev, ok := l.Lineage.(interface {
+		Event(ctx context.Context, reason, action, note string, now time.Time) error
+	})
+	if !ok {
+		return
+	}
+	if err := ev.Event(ctx, reason, action, note, l.now()); err != nil {
+		l.log().Warn("no Event in the management cluster", "reason", reason, "err", err)
 	}
 }
 

@@ -85,6 +85,9 @@ type Loop struct {
 
 	// line is the branch's lineage; only the cycle touches it.
 	line lineageState
+	// announced is, per member the withdrawal guard holds, the digest
+	// of the hold last announced by an Event; only the cycle touches it.
+	announced map[string]string
 }
 
 // Source reads every member once, each within timeout, a failure

@@ -457,8 +457,8 @@ func (h *harness) commands() map[string]script.Cmd {
 			return nil, h.launch(s.Context(), h.loop.Log)
 		}),
 		"lineage": script.Command(script.CmdUsage{
-			Args:    "keep | show | accept [commit]",
-			Summary: "keep: the lineage record is kept outside the process from the next (re)start; show: print it; accept: a person accepts the branch as it is (or from commit on), as mcs-gitops lineage accept does",
+			Args:    "keep | show | events | accept [commit]",
+			Summary: "keep: the lineage record is kept outside the process from the next (re)start; show: print it; events: the Events written on it, one a line; accept: a person accepts the branch as it is (or from commit on), as mcs-gitops lineage accept does",
 		}, h.lineage),
 		"other-rm": script.Command(script.CmdUsage{
 			Args: "path...", Summary: "another writer deletes these paths from the branch and pushes",
@@ -637,6 +637,14 @@ func (h *harness) lineage(s *script.State, args ...string) (script.WaitFunc, err
 			out += fmt.Sprintf("accepted by %s at %s, previous %s\n", a.By, a.At.Format(time.RFC3339), a.Previous)
 		}
 		return func(*script.State) (string, string, error) { return out, "", nil }, nil
+	case "events":
+		if h.record == nil {
+			return nil, errors.New("lineage events: not kept")
+		}
+		h.record.mu.Lock()
+		out := strings.Join(h.record.events, "\n") + "\n"
+		h.record.mu.Unlock()
+		return func(*script.State) (string, string, error) { return out, "", nil }, nil
 	case "accept":
 		if h.record == nil {
 			return nil, errors.New("lineage accept: not kept")
@@ -654,8 +662,16 @@ func (h *harness) lineage(s *script.State, args ...string) (script.WaitFunc, err
 // memRecord is the lineage record a ConfigMap keeps (lineage.ConfigMap,
 // tested on a real apiserver in internal/lineage), in memory.
 type memRecord struct {
-	mu  sync.Mutex
-	rec *lineage.Record
+	mu     sync.Mutex
+	rec    *lineage.Record
+	events []string // "reason: note", as lineage.ConfigMap writes them
+}
+
+func (m *memRecord) Event(_ context.Context, reason, _, note string, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, reason+": "+note)
+	return nil
 }
 
 func (m *memRecord) Where() string { return "the script's record" }

@@ -291,6 +291,9 @@ func (l *Loop) followAndResolve(ctx context.Context, collected []clusters.Result
 	if isRefusal(err) {
 		l.reportRefusal(ctx, err)
 	}
+	if err == nil {
+		l.announceHeld(ctx, rs)
+	}
 	return head, rs, err
 }
 

@@ -203,7 +203,7 @@ func checkSecretAccess(t *testing.T, c *envtest.Cluster, root string, objs []*un
 	rec, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("2", 40), rec.Commit)
-	require.NoError(t, store.Event(ctx, "BranchRefused", "a test", time.Now()))
+	require.NoError(t, store.Event(ctx, "BranchRefused", "Refuse", "a test", time.Now()))
 	_, err = (&lineage.ConfigMap{Client: sa, Namespace: "mcs-gitops", Name: "someone-elses"}).Load(ctx)
 	assert.True(t, apierrors.IsForbidden(err), "another ConfigMap: %v", err)
 }
