@@ -27,7 +27,7 @@ IMAGE_OUT ?= _output/image/linux-$(IMAGE_ARCH)
 # The CAs the image trusts: the build machine's (Debian package ca-certificates).
 CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: help testbin test bench fuzz demo demo-offline generate image clean-testbin
+.PHONY: help testbin test test-faults bench fuzz demo demo-offline generate image clean-testbin
 
 help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
@@ -44,6 +44,9 @@ test: testbin ## go vet, then all tests (real kube-apiservers; needs testbin)
 	@echo 'make test: tests start real kube-apiservers from $(TESTBIN) (several seconds per test that needs clusters).'
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
+
+test-faults: testbin ## the fault tests at length: 40 kills of the controller under churn (make test runs 8)
+	KUBEBUILDER_ASSETS='$(TESTBIN)' MCS_CRASH_KILLS=40 $(GO) test ./test/e2e -run 'TestCrashConsistency|TestSlowMember' -count=1 -v -timeout 30m
 
 bench: ## run every benchmark 6 times (the real-apiserver ones take most of an hour); raw results go to BENCH_OUT
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -run '^$$' -bench . -benchmem -count 6 -timeout 0 | tee '$(BENCH_OUT)'

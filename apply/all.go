@@ -40,8 +40,9 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		}
 		wg.Wait()
 	}
+	inputs := layout.JoinInputs(files)
 	each(func(i int, t *Applier) {
-		t.inputs = files[layout.InputFile(t.Member)]
+		t.inputs = inputs[t.Member]
 		start := time.Now()
 		objs, err := t.Builds.Build(files, t.Member)
 		took := time.Since(start)

@@ -5,33 +5,50 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 )
 
-// Format renders a snapshot as inputs/<member>.yaml: volatile fields
-// stripped, objects in a fixed order, so an unchanged cluster gives
-// byte-identical output and a changed one a small diff.
+// Format renders a snapshot as the member's snapshot file: volatile
+// fields stripped, objects in a fixed order, so an unchanged cluster
+// gives byte-identical output and a changed one a small diff. The output
+// is a sequence of parts (SplitParts): first the member-wide objects
+// (ClusterProperties, ServiceCIDRs, Namespaces), then one part per
+// service, namespace by namespace, holding its ServiceExport, Service,
+// EndpointSlices, GlobalTrafficPolicy and what was left out of it. Each
+// part opens with a "--- # <name>" document marker, which YAML reads as a
+// plain separator. The loop commits each part as a file of its own, so
+// that an endpoint moving rewrites one service's part, not the member's
+// whole snapshot.
 func Format(s *Snapshot) ([]byte, error) {
 	c := *s
 	c.sort()
-	var buf bytes.Buffer
-	emit := func(obj any) error {
+	parts := map[string]*bytes.Buffer{}
+	emit := func(part string, obj any) error {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return err
 		}
-		buf.WriteString("---\n")
+		buf := parts[part]
+		if buf == nil {
+			buf = &bytes.Buffer{}
+			parts[part] = buf
+			buf.WriteString(partMarker(part))
+		} else {
+			buf.WriteString("---\n")
+		}
 		buf.Write(b)
 		return nil
 	}
 	if c.ClusterID != "" {
-		if err := emit(map[string]any{
+		if err := emit(ClusterPart, map[string]any{
 			"apiVersion": "about.k8s.io/v1alpha1",
 			"kind":       "ClusterProperty",
 			"metadata":   map[string]any{"name": ClusterIDProperty},
@@ -47,7 +64,7 @@ func Format(s *Snapshot) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("member %q: gateway addresses: %w", c.Member, err)
 		}
-		if err := emit(map[string]any{
+		if err := emit(ClusterPart, map[string]any{
 			"apiVersion": "about.k8s.io/v1alpha1",
 			"kind":       "ClusterProperty",
 			"metadata":   map[string]any{"name": GatewayAddressesProperty},
@@ -58,7 +75,7 @@ func Format(s *Snapshot) ([]byte, error) {
 	}
 	for _, sc := range c.ServiceCIDRs {
 		out := NormalizeServiceCIDR(sc)
-		if err := emit(&out); err != nil {
+		if err := emit(ClusterPart, &out); err != nil {
 			return nil, fmt.Errorf("ServiceCIDR %s: %w", sc.Name, err)
 		}
 	}
@@ -68,9 +85,19 @@ func Format(s *Snapshot) ([]byte, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: ns.Name, DeletionTimestamp: ns.DeletionTimestamp},
 			Status:     corev1.NamespaceStatus{Phase: ns.Status.Phase},
 		}
-		if err := emit(&out); err != nil {
+		if err := emit(ClusterPart, &out); err != nil {
 			return nil, fmt.Errorf("Namespace %s: %w", ns.Name, err)
 		}
+	}
+	// A part per service: each kind's loop appends to the part of the
+	// service its object belongs to, so a part holds its objects kind by
+	// kind, each kind sorted.
+	servicePart := func(ns, key, kind, name string) (string, error) {
+		part := PartName(ns, key)
+		if err := checkPartName(part); err != nil {
+			return "", fmt.Errorf("%s %s/%s: %w", kind, ns, name, err)
+		}
+		return part, nil
 	}
 	for _, se := range c.ServiceExports {
 		out := mcsv1alpha1.ServiceExport{
@@ -82,34 +109,77 @@ func Format(s *Snapshot) ([]byte, error) {
 			},
 			Spec: se.Spec,
 		}
-		if err := emit(&out); err != nil {
+		part, err := servicePart(se.Namespace, se.Name, "ServiceExport", se.Name)
+		if err == nil {
+			err = emit(part, &out)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("ServiceExport %s/%s: %w", se.Namespace, se.Name, err)
 		}
 	}
 	for _, svc := range c.Services {
 		out := normalizeService(svc)
-		if err := emit(&out); err != nil {
+		part, err := servicePart(svc.Namespace, svc.Name, "Service", svc.Name)
+		if err == nil {
+			err = emit(part, &out)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("Service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 	}
 	for _, sl := range c.EndpointSlices {
 		out := normalizeSlice(sl)
-		if err := emit(&out); err != nil {
+		part, err := servicePart(sl.Namespace, sliceService(sl), "EndpointSlice", sl.Name)
+		if err == nil {
+			err = emit(part, &out)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("EndpointSlice %s/%s: %w", sl.Namespace, sl.Name, err)
 		}
 	}
 	for _, gtp := range c.GlobalTrafficPolicies {
 		out := normalizePolicy(gtp)
-		if err := emit(&out); err != nil {
+		part, err := servicePart(gtp.Namespace, gtp.Name, "GlobalTrafficPolicy", gtp.Name)
+		if err == nil {
+			err = emit(part, &out)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", gtp.Namespace, gtp.Name, err)
 		}
 	}
 	for _, r := range c.Rejected {
-		if err := emit(formatRejected(r)); err != nil {
+		key := r.Service
+		if validation.IsDNS1123Subdomain(key) != nil {
+			key = r.Name
+		}
+		part, err := servicePart(r.Namespace, key, r.Kind, r.Name)
+		if err == nil {
+			err = emit(part, formatRejected(r))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s %s %s/%s: %w", RejectedKind, r.Kind, r.Namespace, r.Name, err)
 		}
 	}
-	return buf.Bytes(), nil
+	names := make([]string, 0, len(parts))
+	for name := range parts {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, comparePartNames)
+	var out bytes.Buffer
+	for _, name := range names {
+		out.Write(parts[name].Bytes())
+	}
+	return out.Bytes(), nil
+}
+
+// sliceService is the service whose part a slice goes in: the one its
+// kubernetes.io/service-name label names, or, without a label that can
+// name a Service, the slice itself.
+func sliceService(sl discoveryv1.EndpointSlice) string {
+	if name := sl.Labels[discoveryv1.LabelServiceName]; len(validation.IsDNS1035Label(name)) == 0 {
+		return name
+	}
+	return sl.Name
 }
 
 // normalizeService keeps the fields the KEP-1645 rules read. Allocated

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,14 @@ func FuzzParseSnapshot(f *testing.F) {
 		}
 		if !bytes.Equal(f1, f2) {
 			t.Fatalf("formatting is not stable:\n--- first\n%s\n--- second\n%s", f1, f2)
+		}
+		parts, err := snapshot.SplitParts(f1)
+		if err != nil {
+			t.Fatalf("a formatted snapshot does not split into its parts: %v\n%s", err, f1)
+		}
+		slices.Reverse(parts)
+		if joined := snapshot.JoinParts(parts); !bytes.Equal(joined, f1) {
+			t.Fatalf("the parts joined are not the formatted snapshot:\n%s", joined)
 		}
 		s3, err := snapshot.Parse("member", "formatted.yaml", f2)
 		if err != nil {

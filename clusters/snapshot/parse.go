@@ -102,16 +102,39 @@ func ParseStrict(member, file string, data []byte, now time.Time) (*Snapshot, er
 	return parse(member, file, data, true, now)
 }
 
+// Source is one file of a member's snapshot.
+type Source struct {
+	File string
+	Data []byte
+}
+
+// ParseStrictSources is ParseStrict for a snapshot kept as several files
+// (the parts a commit lays out, layout.InputFiles): one snapshot, each
+// error and warning naming its file. whole names the snapshot as a whole
+// (its directory) for an error that no one file has.
+func ParseStrictSources(member, whole string, srcs []Source, now time.Time) (*Snapshot, error) {
+	return parseSources(member, whole, srcs, true, now)
+}
+
 func parse(member, file string, data []byte, strict bool, now time.Time) (*Snapshot, error) {
-	p := &parser{file: file, s: &Snapshot{Member: member}, seen: map[string]int{}, strict: strict, now: now}
-	for _, d := range splitDocuments(data) {
-		if len(bytes.TrimSpace(d.body)) == 0 {
-			continue
-		}
-		if err := p.document(d.line, d.body); err != nil {
-			return nil, err
+	return parseSources(member, file, []Source{{File: file, Data: data}}, strict, now)
+}
+
+func parseSources(member, whole string, srcs []Source, strict bool, now time.Time) (*Snapshot, error) {
+	p := &parser{s: &Snapshot{Member: member}, seen: map[string]position{}, strict: strict, now: now}
+	for _, src := range srcs {
+		p.file = src.File
+		p.files = append(p.files, src.File)
+		for _, d := range splitDocuments(src.Data) {
+			if len(bytes.TrimSpace(d.body)) == 0 {
+				continue
+			}
+			if err := p.document(d.line, d.body); err != nil {
+				return nil, err
+			}
 		}
 	}
+	p.file = whole
 	if p.s.empty() {
 		// An empty file, or one of only kinds a snapshot does not read,
 		// would read as "this member exports nothing" and withdraw its
@@ -128,6 +151,20 @@ func parse(member, file string, data []byte, strict bool, now time.Time) (*Snaps
 	}
 	p.s.sort()
 	return p.s, nil
+}
+
+// position is where an object was read.
+type position struct {
+	file string
+	line int
+}
+
+// at says where, for an error about another object in file.
+func (pos position) at(file string) string {
+	if pos.file == file {
+		return fmt.Sprintf("line %d", pos.line)
+	}
+	return fmt.Sprintf("%s:%d", pos.file, pos.line)
 }
 
 // yamlLine is how the YAML decoder names a line, counted from the start of
@@ -149,8 +186,10 @@ func absoluteLines(msg string, start int) string {
 type parser struct {
 	file string
 	s    *Snapshot
-	// seen maps kind/namespace/name to the line of its first document.
-	seen map[string]int
+	// seen maps kind/namespace/name to where its first document is.
+	seen map[string]position
+	// files are the files read, in order.
+	files []string
 	// objects counts the objects read, of any kind.
 	objects int
 	// inList is set while the items of a List are read.
@@ -326,9 +365,9 @@ func decodeInto[T any, PT interface {
 		return p.errorf(line, ref, "%v", err)
 	}
 	if first, dup := p.seen[ref]; dup {
-		return p.errorf(line, ref, "duplicate object (first at line %d)", first)
+		return p.errorf(line, ref, "duplicate object (first at %s)", first.at(p.file))
 	}
-	p.seen[ref] = line
+	p.seen[ref] = position{p.file, line}
 	if p.strict {
 		p.warnFutureCreation(line, kind, ref, o.GetCreationTimestamp())
 	}

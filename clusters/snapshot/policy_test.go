@@ -3,6 +3,7 @@
 package snapshot
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestFormatPoliciesAndGatewayRoundTrip(t *testing.T) {
 	assert.Contains(t, text, "apiVersion: mcs-gitops.io/v1alpha1\nkind: GlobalTrafficPolicy\nmetadata:\n  name: api\n  namespace: shop\nspec:\n  lbType: FailOver\n  targets:\n  - clusterKey: //default/east\n")
 	assert.Contains(t, text, "apiVersion: about.k8s.io/v1alpha1\nkind: ClusterProperty\nmetadata:\n  name: gateway-addresses.mcs-gitops.io\nspec:\n  value: 192.0.2.9,192.0.2.10,fd00::a\n")
 	assert.Contains(t, text, "weight: 3")
-	for _, doc := range strings.Split(text, "---\n") {
+	for _, doc := range regexp.MustCompile(`(?m)^---.*\n`).Split(text, -1) {
 		if strings.Contains(doc, "kind: GlobalTrafficPolicy") {
 			assert.NotContains(t, doc, "status", "a policy is written without status")
 		}

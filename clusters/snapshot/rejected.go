@@ -104,9 +104,9 @@ func (p *parser) rejected(line int, js []byte) error {
 		return p.errorf(line, ref, "spec.service and metadata.namespace must name a Service: %s", strings.Join(msgs, "; "))
 	}
 	if first, dup := p.seen[ref]; dup {
-		return p.errorf(line, ref, "duplicate object (first at line %d)", first)
+		return p.errorf(line, ref, "duplicate object (first at %s)", first.at(p.file))
 	}
-	p.seen[ref] = line
+	p.seen[ref] = position{p.file, line}
 	p.s.Rejected = append(p.s.Rejected, r)
 	return nil
 }

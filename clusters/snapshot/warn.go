@@ -18,21 +18,32 @@ import (
 // and far below any hand-typed date.
 const futureSkew = 5 * time.Minute
 
-// warning is one of ParseStrict's warnings, with the line it is sorted by.
+// warning is one of ParseStrict's warnings, with where it is sorted by.
 type warning struct {
-	line int
+	at   position
 	text string
 }
 
-func (p *parser) warnf(line int, obj, format string, args ...any) {
-	text := fmt.Sprintf("%s:%d: member %s: %s: %s", p.file, line, p.s.Member, obj, fmt.Sprintf(format, args...))
-	p.warnings = append(p.warnings, warning{line: line, text: text})
+func (p *parser) warnf(at position, obj, format string, args ...any) {
+	text := fmt.Sprintf("%s:%d: member %s: %s: %s", at.file, at.line, p.s.Member, obj, fmt.Sprintf(format, args...))
+	p.warnings = append(p.warnings, warning{at: at, text: text})
 }
 
-// sortedWarnings are the warnings in file order: each check runs over the
-// objects in the order they were read, but some only once all are read.
+// sortedWarnings are the warnings in file order (files in the order read):
+// each check runs over the objects in the order they were read, but some
+// only once all are read.
 func (p *parser) sortedWarnings() []string {
-	sort.SliceStable(p.warnings, func(i, j int) bool { return p.warnings[i].line < p.warnings[j].line })
+	files := map[string]int{}
+	for i, f := range p.files {
+		files[f] = i
+	}
+	sort.SliceStable(p.warnings, func(i, j int) bool {
+		a, b := p.warnings[i].at, p.warnings[j].at
+		if a.file != b.file {
+			return files[a.file] < files[b.file]
+		}
+		return a.line < b.line
+	})
 	var out []string
 	for _, w := range p.warnings {
 		out = append(out, w.text)
@@ -51,7 +62,7 @@ func (p *parser) warnFutureCreation(line int, kind, ref string, created metav1.T
 	if kind == "ServiceExport" {
 		why = "; the oldest export wins a conflict, so this one would lose to every export created before that date"
 	}
-	p.warnf(line, ref, "metadata.creationTimestamp %s is in the future: the clock reads %s (%s of skew allowed)%s",
+	p.warnf(position{p.file, line}, ref, "metadata.creationTimestamp %s is in the future: the clock reads %s (%s of skew allowed)%s",
 		created.UTC().Format(time.RFC3339), p.now.UTC().Format(time.RFC3339), futureSkew, why)
 }
 

@@ -138,7 +138,7 @@ descend from that commit instead (say, the commit you restored from a
 backup).
 
 What accepting means: for each member that cannot be read, the branch's
-inputs/<member>.yaml stands in for it, whatever the branch now holds, and
+inputs/<member>/ stands in for it, whatever the branch now holds, and
 the ClusterSet IPs allocated there are kept. Read "git log" of the branch
 first.
 

@@ -49,7 +49,8 @@ change is a commit a person can review, revert and audit.
 The repository it renders:
 
   clusterset.yaml                  the ClusterSet config (never any credential)
-  inputs/<member>.yaml             one snapshot per member (what is exported)
+  inputs/<member>/                 one snapshot per member (what is exported),
+                                   a file per service
   clusters/<member>/               a kustomization per member: what it should hold
   status/                          export conditions and conflicts, per service`,
 		SilenceUsage:  true,

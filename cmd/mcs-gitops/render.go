@@ -93,7 +93,8 @@ func newRenderCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Render every member's manifests from a ClusterSet config and snapshots",
-		Long: `Render reads clusterset.yaml and one snapshot per member (inputs/<member>.yaml),
+		Long: `Render reads clusterset.yaml and one snapshot per member (inputs/<member>.yaml,
+or the directory inputs/<member>/ a commit splits it into),
 applies the KEP-1645 rules, and writes clusters/<member>/ (a kustomization with
 one file per object) and status/ (export conditions, conflicts) under --out.
 Files are byte-for-byte deterministic; files no longer rendered are removed.
@@ -195,7 +196,7 @@ func newValidateCommand() *cobra.Command {
 		Short: "Check the ClusterSet config and every member's snapshot",
 		Long: `Validate loads clusterset.yaml strictly (unknown fields, duplicate members or
 cluster IDs, invalid names and pasted credentials are errors, with file, line
-and field) and every inputs/<member>.yaml (malformed YAML, duplicate or invalid
+and field) and every member's snapshot (malformed YAML, duplicate or invalid
 objects are errors naming the object), then renders in memory and prints what
 is not healthy, the same lines as the Problems of status/SUMMARY.md: invalid
 exports (gateway-mode validation included), conflicts, exports not ready,

@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,13 +19,16 @@ func newSnapshotCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "Read every member and write inputs/<member>.yaml",
+		Short: "Read every member and write its snapshot under inputs/<member>/",
 		Long: `Snapshot reads what render needs from every live member (ServiceExports, the
 Services they export, those Services' EndpointSlices, Namespaces and the
-cluster ID ClusterProperty) and writes one normalized file per member,
-inputs/<member>.yaml, under --out. Volatile fields are stripped and objects
-sorted, so an unchanged cluster gives an identical file. Nothing is
-committed or applied; render can then run offline on the result.
+cluster ID ClusterProperty) and writes each member's normalized snapshot
+under --out as a commit lays it out: inputs/<member>/cluster.yaml (the
+member-wide objects) and inputs/<member>/<namespace>/<service>.yaml (each
+service's objects), removing an inputs/<member>.yaml of before the split.
+Volatile fields are stripped and objects sorted, so an unchanged cluster
+gives identical files. Nothing is committed or applied; render can then run
+offline on the result.
 
 A member that cannot be read is reported and its file left as it was.
 
@@ -51,9 +56,13 @@ changed).`,
 				if err != nil {
 					return fmt.Errorf("member %q: %w", r.Member, err)
 				}
-				p := layout.InputFile(r.Member)
-				files[p] = b
-				roots = append(roots, p)
+				parts, err := layout.InputFiles(r.Member, b)
+				if err != nil {
+					return err
+				}
+				maps.Copy(files, parts)
+				// The one file of before the split goes, as in a commit.
+				roots = append(roots, layout.InputFile(r.Member), strings.TrimSuffix(layout.InputDir(r.Member), "/"))
 			}
 			changes, err := gitsync.WriteTree(out, files, roots)
 			if err != nil {
@@ -61,7 +70,7 @@ changed).`,
 			}
 			warnUnsafe(cmd, changes)
 			fmt.Fprintf(cmd.OutOrStdout(), "read %d of %d member(s): %d file(s) written\n",
-				len(roots), len(results), len(changes.Written))
+				len(roots)/2, len(results), len(changes.Written))
 			if len(failed) > 0 {
 				return &exitError{1, fmt.Errorf("could not read %d member(s): %v", len(failed), failed)}
 			}
@@ -69,6 +78,6 @@ changed).`,
 		},
 	}
 	f.register(cmd, false)
-	cmd.Flags().StringVar(&out, "out", ".", "directory to write inputs/<member>.yaml under")
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write inputs/<member>/ under")
 	return cmd
 }

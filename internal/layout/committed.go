@@ -13,7 +13,8 @@ import (
 // snapshot, its health, and the report, whose gateways carry the TCP port
 // allocations the next render keeps.
 type Committed struct {
-	// Inputs are the inputs/<member>.yaml files, by member name.
+	// Inputs are the members' snapshots as formatted, by member name
+	// (JoinInputs).
 	Inputs map[string][]byte
 	Health map[string]snapshot.Health
 	Report *render.Report
@@ -51,11 +52,7 @@ func ReadCommitted(files map[string][]byte) (*Committed, error) {
 	if files == nil {
 		return c, nil
 	}
-	for p, b := range files {
-		if m, ok := InputMember(p); ok {
-			c.Inputs[m] = b
-		}
-	}
+	c.Inputs = JoinInputs(files)
 	var err error
 	if b, ok := files[HealthFile]; ok {
 		if c.Health, err = ParseHealth(b); err != nil {

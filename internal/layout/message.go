@@ -4,6 +4,7 @@ package layout
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,6 +126,7 @@ func fallbackEvents(c *Changes) []string {
 	}
 	if len(inputs) > 0 {
 		sort.Strings(inputs)
+		inputs = slices.Compact(inputs)
 		ev = append(ev, "update snapshot of "+list(inputs))
 	}
 	if len(ev) == 0 {

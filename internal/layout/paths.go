@@ -43,8 +43,14 @@ var RenderRoots = []string{ClustersDir, StatusDir}
 // alone. Callers must not modify it.
 var Roots = []string{ConfigFile, InputsDir, ClustersDir, StatusDir}
 
-// InputFile is where member's snapshot is committed.
+// InputFile is where a member's snapshot was committed as one file
+// before it was split (InputFiles); it still names the snapshot in
+// messages and reads back (JoinInputs).
 func InputFile(member string) string { return InputsDir + "/" + member + ".yaml" }
+
+// InputDir is the directory of a member's snapshot, one file per part of
+// it (InputFiles), with a trailing slash.
+func InputDir(member string) string { return InputsDir + "/" + member + "/" }
 
 // MemberDir is the directory of member's objects, with a trailing slash.
 func MemberDir(member string) string { return ClustersDir + "/" + member + "/" }
@@ -55,11 +61,15 @@ func ServiceStatusFile(namespace, name string) string {
 }
 
 // InputMember is the member whose snapshot p (relative to the tree) is,
-// if p is one.
+// or is a part of, if p is one: inputs/<member>.yaml, or
+// inputs/<member>/<part>.yaml.
 func InputMember(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, InputsDir+"/")
-	if !ok || strings.Contains(rest, "/") {
+	if !ok {
 		return "", false
+	}
+	if member, part, nested := strings.Cut(rest, "/"); nested {
+		return member, member != "" && strings.HasSuffix(part, ".yaml")
 	}
 	return strings.CutSuffix(rest, ".yaml")
 }

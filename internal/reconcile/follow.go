@@ -24,8 +24,9 @@ const followEvery = time.Minute
 // resync interval when that is shorter) and brings the clone in line:
 // a branch gone is pushed again by the next push, a branch that moved on
 // is reset to, and what a commit the loop did not write changed under
-// clusters/ or status/ is reported as drift, then rendered over by this
-// cycle. A branch that was rewritten is refused (*gitsync.RewrittenError);
+// inputs/, clusters/ or status/ is reported as drift, then rendered over
+// by this cycle (a snapshot of a member that cannot be read stands in as
+// the branch holds it). A branch that was rewritten is refused (*gitsync.RewrittenError);
 // a fetch that fails only delays following, and the push will say more.
 func (l *Loop) follow(ctx context.Context) error {
 	now := l.now()
@@ -54,7 +55,7 @@ func (l *Loop) follow(ctx context.Context) error {
 	if err != nil || after == before || before.IsZero() {
 		return err
 	}
-	foreign, err := l.Repo.Foreign(before, after, []string{layout.ClustersDir, layout.StatusDir})
+	foreign, err := l.Repo.Foreign(before, after, []string{layout.InputsDir, layout.ClustersDir, layout.StatusDir})
 	if err != nil {
 		l.log().Warn("cannot tell who changed the branch", "err", err)
 		return nil

@@ -39,8 +39,8 @@ type MissingSnapshotError struct {
 }
 
 func (e *MissingSnapshotError) Error() string {
-	return fmt.Sprintf("member %s cannot be read, and the branch no longer holds %s, which the last commit pushed (%s) did: nothing is rendered without it (restore the file)",
-		e.Member, layout.InputFile(e.Member), short(e.Commit))
+	return fmt.Sprintf("member %s cannot be read, and the branch no longer holds its snapshot (%s), which the last commit pushed (%s) did: nothing is rendered without it (restore the files)",
+		e.Member, layout.InputDir(e.Member), short(e.Commit))
 }
 
 func short(h string) string {
@@ -193,6 +193,7 @@ func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, files map[s
 		}
 	}
 	slices.Sort(members)
+	members = slices.Compact(members)
 	if old := l.line.rec; old != nil && old.Commit == commit.String() && slices.Equal(old.Members, members) {
 		return
 	}

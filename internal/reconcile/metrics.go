@@ -83,7 +83,7 @@ func NewMetrics() *Metrics {
 		}),
 		BranchDrift: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcs_gitops_branch_drift_total",
-			Help: "Commits the loop did not write that changed rendered files (clusters/, status/), found when following the branch; the loop renders over them. Merges of review-mode proposals do not count.",
+			Help: "Commits the loop did not write that changed rendered files (inputs/, clusters/, status/), found when following the branch; the loop renders over them. Merges of review-mode proposals do not count.",
 		}),
 		BranchRefused: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcs_gitops_branch_refused",

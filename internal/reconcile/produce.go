@@ -4,6 +4,7 @@ package reconcile
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -160,7 +161,11 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 				return nil, fmt.Errorf("render: %w", err)
 			}
 		}
-		files[layout.InputFile(s.Member)] = b
+		parts, err := layout.InputFiles(s.Member, b)
+		if err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
 	}
 	rendered, err := layout.Files(out)

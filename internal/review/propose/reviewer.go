@@ -174,9 +174,9 @@ func (rv *Reviewer) Approved(head plumbing.Hash, inputs map[string][]byte) (map[
 func parseApproved(inputs map[string][]byte) (map[string]*snapshot.Snapshot, error) {
 	out := make(map[string]*snapshot.Snapshot, len(inputs))
 	for m, b := range inputs {
-		s, err := snapshot.Parse(m, layout.InputFile(m), b)
+		s, err := snapshot.Parse(m, layout.InputDir(m), b)
 		if err != nil {
-			return nil, fmt.Errorf("review: the branch's %s: %w", layout.InputFile(m), err)
+			return nil, fmt.Errorf("review: the branch's %s: %w", layout.InputDir(m), err)
 		}
 		out[m] = s
 	}
