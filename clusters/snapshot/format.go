@@ -82,7 +82,10 @@ func Format(s *Snapshot) ([]byte, error) {
 	for _, ns := range c.Namespaces {
 		out := corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-			ObjectMeta: metav1.ObjectMeta{Name: ns.Name, DeletionTimestamp: ns.DeletionTimestamp},
+			// The UID says whether a namespace was recreated under the
+			// same name (the withdrawal guard's looksWiped); it changes
+			// only then.
+			ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, DeletionTimestamp: ns.DeletionTimestamp},
 			Status:     corev1.NamespaceStatus{Phase: ns.Status.Phase},
 		}
 		if err := emit(ClusterPart, &out); err != nil {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Guard is the withdrawal guard (spec.sync.withdrawalGuard): a member
@@ -39,6 +41,9 @@ type HeldWithdrawal struct {
 	// ClusterSet: held because the members together withdraw too much,
 	// not this one alone.
 	ClusterSet bool `json:"clusterSet,omitempty"`
+	// Wiped says why the member looks wiped, when that is why it is held
+	// (fewer exports than minExports, or too small a share).
+	Wiped string `json:"wiped,omitempty"`
 }
 
 // maxExamples bounds the exports a held withdrawal names.
@@ -105,9 +110,6 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 	for _, w := range ws {
 		s := res.Snapshots[w.i]
 		alone := unusual(len(w.gone), len(w.before), g.MaxSharePercent)
-		if !alone && !together {
-			continue
-		}
 		digest := withdrawalDigest(s.Member, w.gone)
 		if g.Released[s.Member] == digest {
 			continue
@@ -119,12 +121,22 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 		if committed == nil {
 			continue // nothing to hold on to
 		}
+		wiped := ""
+		if !alone && !together {
+			if wiped = looksWiped(s, committed, w.before, w.gone); wiped == "" {
+				continue
+			}
+		}
 		res.Snapshots[w.i] = committed
 		res.Files[s.Member] = last.Inputs[s.Member]
 		hw := &HeldWithdrawal{Withdrawn: len(w.gone), Exported: len(w.before), Digest: digest, Examples: w.gone[:min(len(w.gone), maxExamples)]}
 		why := fmt.Sprintf("this read would withdraw %d of its %d exports at once (%s%s)",
 			len(w.gone), len(w.before), strings.Join(hw.Examples, ", "), more(len(w.gone)-len(hw.Examples)))
-		if !alone {
+		switch {
+		case wiped != "":
+			hw.Wiped = wiped
+			why += "; it looks wiped: " + wiped
+		case !alone:
 			hw.ClusterSet = true
 			why += fmt.Sprintf(", and the members together %d of the ClusterSet's %d", totalGone, total)
 		}
@@ -133,6 +145,38 @@ func HoldWithdrawals(res *Resolution, last LastCommit, exported map[string][]str
 			why, s.Member, digest)
 	}
 	return nil
+}
+
+// looksWiped says why a member whose read withdraws gone of its exports
+// before looks wiped rather than changed, "" when it does not: every
+// export of it went at once (at least two; the share guard alone lets a
+// member with fewer than minExports through), or the namespaces its
+// withdrawn exports were in are there again under new UIDs, recreated (an
+// etcd restored, or a cluster rebuilt, with CRDs and namespaces before the
+// workloads). A UID only counts when the commit recorded one.
+func looksWiped(s, committed *Snapshot, before, gone []string) string {
+	if len(before) >= 2 && len(gone) == len(before) {
+		return fmt.Sprintf("every one of its %d exports went at once", len(before))
+	}
+	was := map[string]types.UID{}
+	for _, ns := range committed.Namespaces {
+		was[ns.Name] = ns.UID
+	}
+	affected := map[string]bool{}
+	for _, k := range gone {
+		ns, _, _ := strings.Cut(k, "/")
+		affected[ns] = true
+	}
+	var recreated []string
+	for _, ns := range s.Namespaces {
+		if old := was[ns.Name]; affected[ns.Name] && old != "" && ns.UID != "" && ns.UID != old {
+			recreated = append(recreated, ns.Name)
+		}
+	}
+	if len(recreated) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("namespace(s) %s were recreated (new UIDs)", strings.Join(recreated, ", "))
 }
 
 func more(n int) string {

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,4 +149,56 @@ func TestHoldWithdrawalsAcrossTheClusterSet(t *testing.T) {
 	assert.Nil(t, res.Health[2].Held, "a member that withdraws nothing is not held")
 	held, _ = run(Guard{MinExports: 5, MaxSharePercent: 50})
 	assert.Empty(t, held, "without the ClusterSet rule each member is judged alone")
+}
+
+// A member looks wiped, and is held under minExports: every one of its
+// exports gone at once (two or more), or the namespace of what it
+// withdraws recreated under a new UID (a cluster rebuilt with CRDs and
+// namespaces before its workloads). A UID the commit did not record, or
+// the same UID, is no recreation; a release lets it through.
+func TestHoldWithdrawalsLooksWiped(t *testing.T) {
+	guard := Guard{MinExports: 5, MaxSharePercent: 50}
+	withNS := func(uid string, names ...string) *Snapshot {
+		s := withExports("a", names...)
+		s.Namespaces = []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: types.UID(uid)}}}
+		return s
+	}
+	run := func(t *testing.T, g Guard, was, live *Snapshot) *Health {
+		t.Helper()
+		committed, err := Format(was)
+		require.NoError(t, err)
+		var before []string
+		for _, e := range was.ServiceExports {
+			before = append(before, e.Namespace+"/"+e.Name)
+		}
+		res := &Resolution{Snapshots: []*Snapshot{live}, Files: map[string][]byte{"a": []byte("live")},
+			Health: []Health{{Member: "a", Reachable: true}}}
+		require.NoError(t, HoldWithdrawals(res, LastCommit{Inputs: map[string][]byte{"a": committed}}, map[string][]string{"a": before}, g))
+		return &res.Health[0]
+	}
+	for _, tc := range []struct {
+		name      string
+		was, live *Snapshot
+		wiped     string
+	}{
+		{"both of two exports gone", withNS("u1", "s0", "s1"), withNS("u1"), "every one of its 2 exports went at once"},
+		{"the only export gone", withNS("u1", "s0"), withNS("u1"), ""},
+		{"one of three gone, its namespace recreated", withNS("u1", "s0", "s1", "s2"), withNS("u2", "s0", "s1"), "namespace(s) shop were recreated (new UIDs)"},
+		{"one of three gone, the same namespace", withNS("u1", "s0", "s1", "s2"), withNS("u1", "s0", "s1"), ""},
+		{"one of three gone, no UID recorded", withNS("", "s0", "s1", "s2"), withNS("u2", "s0", "s1"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := run(t, guard, tc.was, tc.live)
+			if tc.wiped == "" {
+				assert.Nil(t, h.Held)
+				return
+			}
+			require.NotNil(t, h.Held)
+			assert.Equal(t, tc.wiped, h.Held.Wiped)
+			assert.Contains(t, h.Message, "it looks wiped: "+tc.wiped)
+			released := guard
+			released.Released = map[string]string{"a": h.Held.Digest}
+			assert.Nil(t, run(t, released, tc.was, tc.live).Held, "released")
+		})
+	}
 }

@@ -51,8 +51,12 @@ func (v *View) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %-20s UNREACHABLE: %s\n", m.Name, m.Reason)
 		}
 		if h := m.Held; h != nil {
-			fmt.Fprintf(&b, "  %-20s HELD: would withdraw %d of its %d exports at once (%s); release with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]\n",
-				"", h.Withdrawn, h.Exported, strings.Join(h.Examples, ", "), m.Name, h.Digest)
+			wiped := ""
+			if h.Wiped != "" {
+				wiped = "; looks wiped: " + h.Wiped
+			}
+			fmt.Fprintf(&b, "  %-20s HELD: would withdraw %d of its %d exports at once (%s)%s; release with spec.sync.withdrawalGuard.release: [{member: %s, digest: %s}]\n",
+				"", h.Withdrawn, h.Exported, strings.Join(h.Examples, ", "), wiped, m.Name, h.Digest)
 		}
 		for _, c := range m.Health {
 			fmt.Fprintf(&b, "  %-20s %s %s: %s\n", "", c.Status, c.Name, c.Message)

@@ -27,6 +27,9 @@ func (l *Loop) announceHeld(ctx context.Context, rs *resolved) {
 		if h.Held.ClusterSet {
 			scope = "counted against the ClusterSet's exports, with the other members"
 		}
+		if h.Held.Wiped != "" {
+			scope = "it looks wiped: " + h.Held.Wiped
+		}
 		if len(h.Held.Examples) > 0 {
 			scope = strings.Join(h.Held.Examples, ", ") + "; " + scope
 		}

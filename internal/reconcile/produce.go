@@ -163,7 +163,15 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 		}
 		parts, err := layout.InputFiles(s.Member, b)
 		if err != nil {
-			return nil, fmt.Errorf("render: %w", err)
+			// A snapshot committed before snapshots were split (a stand-in
+			// from an older commit) is one stream without part markers:
+			// formatted again, it is laid out like the others.
+			if b, err = snapshot.Format(s); err == nil {
+				parts, err = layout.InputFiles(s.Member, b)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("render: %w", err)
+			}
 		}
 		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
