@@ -186,6 +186,9 @@ func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, files map[s
 		l.Metrics.BranchRefused.Set(0)
 	}
 	l.line.refusal = ""
+	if old := l.line.rec; old != nil && old.Commit == commit.String() {
+		return // the same commit holds the same snapshots
+	}
 	var members []string
 	for p := range files {
 		if m, ok := layout.InputMember(p); ok {
@@ -194,9 +197,6 @@ func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, files map[s
 	}
 	slices.Sort(members)
 	members = slices.Compact(members)
-	if old := l.line.rec; old != nil && old.Commit == commit.String() && slices.Equal(old.Members, members) {
-		return
-	}
 	url, branch, path := l.Repo.Name()
 	rec := &lineage.Record{Repository: url, Branch: branch, Path: path, Commit: commit.String(), Members: members}
 	if l.line.rec != nil {
