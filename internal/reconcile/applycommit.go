@@ -80,10 +80,13 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 // that answers each within about 200 ms still keeps it.
 const perObject = 100 * time.Millisecond
 
-// applyBudget is each member's apply deadline: memberTimeout, as for its
-// read, plus perObject for each object sent.
+// applyBudget is each member's apply deadline: three memberTimeouts, plus
+// perObject for each object sent. The fixed part is three reads' worth:
+// an apply lists about ten kinds to prune and reads what it might collide
+// with, where a read lists seven; one memberTimeout cut a healthy member's
+// prune on loaded cores (test/e2e, three apiservers and Gitea on 2 cores).
 func applyBudget(memberTimeout time.Duration) apply.Budget {
-	return apply.Budget{Base: memberTimeout, PerObject: perObject}
+	return apply.Budget{Base: 3 * memberTimeout, PerObject: perObject}
 }
 
 // ApplyRef applies what commit holds to every member, the apply --ref

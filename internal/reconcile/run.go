@@ -164,10 +164,10 @@ func graced(ctx context.Context, grace time.Duration) (context.Context, func()) 
 }
 
 // cycleAllowance is what liveness allows a cycle on top of the resync
-// interval before it calls the leader wedged: a publish's deadline and
-// two members' timeouts (the read, the apply), or the grace.
+// interval before it calls the leader wedged: a publish's deadline, a
+// read's and an apply's fixed part (applyBudget), or the grace.
 func cycleAllowance(member, grace time.Duration) time.Duration {
-	return max(publishTimeout(member)+2*member, grace)
+	return max(publishTimeout(member)+member+applyBudget(member).Base, grace)
 }
 
 func resetTimer(t *time.Timer, d time.Duration) {

@@ -145,10 +145,10 @@ type CredentialSource struct {
 
 // SyncOptions tune the live loop (sync and run).
 type SyncOptions struct {
-	// MemberTimeout bounds reading one member, and is the base of its
-	// apply's deadline, which adds 100ms per object sent (a first sync
-	// gets the time its size needs). Each member has its own: a slow one
-	// fails alone. Defaults to 10s.
+	// MemberTimeout bounds reading one member; its apply gets three times
+	// that plus 100ms per object sent (a first sync gets the time its size
+	// needs). Each member has its own: a slow one fails alone. Defaults
+	// to 10s.
 	MemberTimeout Duration `json:"memberTimeout,omitempty" schema:"pattern=^(0|([0-9]+(ns|us|ms|s|m|h))+)$;default=10s"`
 	// StaleAfter is how long an unreachable member's last known exports
 	// stay imported elsewhere. Empty or "0" means forever. When it passes,
