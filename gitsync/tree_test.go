@@ -123,3 +123,22 @@ func TestWriteTreeRootMayBeAFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"clusterset.yaml"}, c.Removed)
 }
+
+// DiffFiles compares two trees in memory: new, changed and removed files,
+// sorted, a new file from /dev/null and a removed one to it.
+func TestDiffFiles(t *testing.T) {
+	from := map[string][]byte{"a.yaml": []byte("x: 1\n"), "gone.yaml": []byte("y: 1\n"), "same.yaml": []byte("z\n")}
+	to := map[string][]byte{"a.yaml": []byte("x: 2\n"), "new.yaml": []byte("n\n"), "same.yaml": []byte("z\n")}
+	patch, c := DiffFiles(from, to)
+	assert.Equal(t, []string{"a.yaml", "new.yaml"}, c.Written)
+	assert.Equal(t, []string{"new.yaml"}, c.Added)
+	assert.Equal(t, []string{"gone.yaml"}, c.Removed)
+	assert.Contains(t, patch, "--- a/a.yaml\n+++ b/a.yaml\n")
+	assert.Contains(t, patch, "-x: 1\n+x: 2\n")
+	assert.Contains(t, patch, "--- /dev/null\n+++ b/new.yaml\n")
+	assert.Contains(t, patch, "--- a/gone.yaml\n+++ /dev/null\n")
+	assert.NotContains(t, patch, "same.yaml")
+	none, c := DiffFiles(to, to)
+	assert.Empty(t, none)
+	assert.Empty(t, c.Written)
+}

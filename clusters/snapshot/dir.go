@@ -125,6 +125,6 @@ func readParts(dir string) ([]Source, error) {
 		rel, _ := filepath.Rel(dir, path)
 		return strings.TrimSuffix(filepath.ToSlash(rel), ".yaml")
 	}
-	slices.SortFunc(srcs, func(a, b Source) int { return comparePartNames(name(a.File), name(b.File)) })
+	slices.SortFunc(srcs, func(a, b Source) int { return ComparePartNames(name(a.File), name(b.File)) })
 	return srcs, nil
 }

@@ -167,7 +167,7 @@ func Format(s *Snapshot) ([]byte, error) {
 	for name := range parts {
 		names = append(names, name)
 	}
-	slices.SortFunc(names, comparePartNames)
+	slices.SortFunc(names, ComparePartNames)
 	var out bytes.Buffer
 	for _, name := range names {
 		out.Write(parts[name].Bytes())

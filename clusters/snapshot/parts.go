@@ -43,10 +43,10 @@ func checkPartName(name string) error {
 	return nil
 }
 
-// comparePartNames orders parts as Format writes them: ClusterPart
+// ComparePartNames orders parts as Format writes them: ClusterPart
 // first, then by namespace, then by name (not by the joined string,
 // where "a-b/x" would come before "a/x").
-func comparePartNames(a, b string) int {
+func ComparePartNames(a, b string) int {
 	switch {
 	case a == b:
 		return 0
@@ -81,7 +81,7 @@ func SplitParts(data []byte) ([]Part, error) {
 		if err := checkPartName(name); err != nil {
 			return nil, err
 		}
-		if n := len(parts); n > 0 && comparePartNames(parts[n-1].Name, name) >= 0 {
+		if n := len(parts); n > 0 && ComparePartNames(parts[n-1].Name, name) >= 0 {
 			return nil, fmt.Errorf("not a formatted snapshot: part %q after %q", name, parts[n-1].Name)
 		}
 		end := len(data)
@@ -98,7 +98,7 @@ func SplitParts(data []byte) ([]Part, error) {
 // order they come in.
 func JoinParts(parts []Part) []byte {
 	sorted := slices.Clone(parts)
-	slices.SortFunc(sorted, func(a, b Part) int { return comparePartNames(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b Part) int { return ComparePartNames(a.Name, b.Name) })
 	n := 0
 	for _, p := range sorted {
 		n += len(p.Data)

@@ -4,15 +4,21 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 func newDiffCommand() *cobra.Command {
-	var f loopFlags
-	var ci ciFlags
+	var (
+		f          loopFlags
+		ci         ciFlags
+		base, head string
+	)
 	cmd := &cobra.Command{
 		Use:   "diff",
 		Short: "Show what the next sync would commit and apply, without writing anything",
@@ -27,17 +33,35 @@ to that member.
 instead. --summary appends a Markdown summary to a file: per member, the
 imports the commit would add, remove and change, and the problems after it.
 
+With --base REF it reads no member: it renders the world of commit REF and
+the world of --head (default HEAD), each from its own clusterset.yaml and
+inputs/ on top of its own status/, read from Git (no checkout needed; the
+repository is the one holding --config's directory, the rendered tree at
+that directory), and describes the change between them the same way. In a
+pull request's checkout, --base origin/main shows what merging it would do,
+whether or not its author re-rendered. -o json adds base and head.
+
 Exit codes: 0 no change; 1 a change is pending (or a member could not be
-read); 2 invalid config or flags; 3 the repository could not be opened or
---summary could not be written.`,
+read); 2 invalid config, flags or input (with --base: a ref that does not
+resolve, a world that does not load, each error naming ref and file); 3 the
+repository could not be opened or --summary could not be written.`,
 		Example: `  mcs-gitops diff --config clusterset.yaml --repo .
 
   # in CI: the pending change on the job page, the details as JSON
-  mcs-gitops diff --repo . --summary "$GITHUB_STEP_SUMMARY" -o json > pending.json`,
+  mcs-gitops diff --repo . --summary "$GITHUB_STEP_SUMMARY" -o json > pending.json
+
+  # in a pull request's checkout: what merging it would change, offline
+  mcs-gitops diff --config clusterset.yaml --base origin/main --summary "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := ci.check(); err != nil {
 				return err
+			}
+			if base != "" {
+				return runDiffBase(cmd.OutOrStdout(), f.config, base, head, &ci)
+			}
+			if cmd.Flags().Changed("head") {
+				return &exitError{2, fmt.Errorf("--head needs --base")}
 			}
 			f.readOnly = true
 			_, loop, err := f.openLoop(cmd, nil)
@@ -75,7 +99,34 @@ read); 2 invalid config or flags; 3 the repository could not be opened or
 	}
 	f.register(cmd, true)
 	ci.register(cmd)
+	cmd.Flags().StringVar(&base, "base", "", "render the world of this commit (a branch, tag, origin/main, a hash) and of --head from Git, and describe the change between them; no member is read")
+	cmd.Flags().StringVar(&head, "head", "HEAD", "with --base: the commit whose world the change leads to")
 	return cmd
+}
+
+// runDiffBase is diff --base.
+func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags) error {
+	d, err := diffBase(config, base, head, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := ci.writeSummary(d.summary); err != nil {
+		return err
+	}
+	if ci.json() {
+		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)
+		err := writeJSON(w, diffJSON{Message: d.message, Files: changedFiles(d.changes), Members: d.summary.Members,
+			Problems: problemsJSON(problems), Unread: []string{}, Base: d.base.commit.String(), Head: d.head.commit.String()})
+		if err != nil {
+			return err
+		}
+	} else {
+		d.writeText(w)
+	}
+	if !d.empty() {
+		return &exitError{1, fmt.Errorf("%d file(s) change from %s to %s", len(d.changes.Written)+len(d.changes.Removed), base, head)}
+	}
+	return nil
 }
 
 // diffJSON is diff's -o json; message is empty when nothing would change.
@@ -85,4 +136,7 @@ type diffJSON struct {
 	Members  []layout.MemberChange `json:"members"`
 	Problems []problemJSON         `json:"problems"`
 	Unread   []string              `json:"unread"`
+	// Base and Head are the commits of diff --base; absent otherwise.
+	Base string `json:"base,omitempty"`
+	Head string `json:"head,omitempty"`
 }

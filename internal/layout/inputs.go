@@ -4,6 +4,7 @@ package layout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -47,6 +48,45 @@ func JoinInputs(files map[string][]byte) map[string][]byte {
 	}
 	for m, ps := range parts {
 		out[m] = append(out[m], snapshot.JoinParts(ps)...)
+	}
+	return out
+}
+
+// InputSources are each member's snapshot files of a tree (keys relative
+// to the tree), in the order their parts join (the one file of a tree from
+// before the split, then the parts), each named prefix + its path: what
+// snapshot.ParseStrictSources reads, so an error names the file.
+func InputSources(files map[string][]byte, prefix string) map[string][]snapshot.Source {
+	type part struct {
+		name string
+		src  snapshot.Source
+	}
+	parts := map[string][]part{}
+	for p, b := range files {
+		m, ok := InputMember(p)
+		if !ok {
+			continue
+		}
+		name, split := strings.CutPrefix(p, InputDir(m))
+		if !split {
+			name = "" // before every part
+		}
+		parts[m] = append(parts[m], part{strings.TrimSuffix(name, ".yaml"), snapshot.Source{File: prefix + p, Data: b}})
+	}
+	out := make(map[string][]snapshot.Source, len(parts))
+	for m, ps := range parts {
+		slices.SortFunc(ps, func(a, b part) int {
+			switch {
+			case a.name == "":
+				return -1
+			case b.name == "":
+				return 1
+			}
+			return snapshot.ComparePartNames(a.name, b.name)
+		})
+		for _, p := range ps {
+			out[m] = append(out[m], p.src)
+		}
 	}
 	return out
 }

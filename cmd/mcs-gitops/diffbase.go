@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// side is one commit's world, rendered from its own clusterset.yaml and
+// inputs/ on top of its own status/ (the allocations it keeps, the
+// imports review mode holds).
+type side struct {
+	rev    string
+	commit plumbing.Hash
+	cfg    *v1alpha1.ClusterSet
+	out    *render.Output
+	// files are the rendered clusters/ and status/.
+	files    map[string][]byte
+	warnings []render.Problem
+}
+
+// renderAt renders the world commit rev of repo holds, under sub (the
+// sub-path of repo the rendered tree is at). A rev that does not resolve,
+// or a world that does not load or render, is bad input (exit 2) naming
+// the file as git show takes it, rev:path.
+func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time) (*side, error) {
+	commit, err := repo.Resolve(rev)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	files, err := repo.Files(commit, layout.ConfigFile, layout.InputsDir, layout.StatusDir)
+	if err != nil {
+		return nil, &exitError{3, fmt.Errorf("%s: %w", rev, err)}
+	}
+	prefix := rev + ":"
+	if sub != "" {
+		prefix += sub + "/"
+	}
+	name := func(p string) string { return prefix + p }
+	data, ok := files[layout.ConfigFile]
+	if !ok {
+		return nil, &exitError{2, fmt.Errorf("%s has no %s", rev, layout.ConfigFile)}
+	}
+	cfg, err := v1alpha1.Parse(name(layout.ConfigFile), data)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	sources := layout.InputSources(files, prefix)
+	var (
+		snaps []*snapshot.Snapshot
+		errs  []error
+	)
+	members := map[string]bool{}
+	for _, m := range cfg.MemberNames() {
+		members[m] = true
+		srcs := sources[m]
+		if len(srcs) == 0 {
+			errs = append(errs, fmt.Errorf("member %q: %s holds no snapshot of it (%s)", m, rev, layout.InputDir(m)))
+			continue
+		}
+		s, err := snapshot.ParseStrictSources(m, name(layout.InputDir(m)), srcs, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		snaps = append(snaps, s)
+	}
+	var strays []string
+	for m := range sources {
+		if !members[m] {
+			strays = append(strays, m)
+		}
+	}
+	sort.Strings(strays)
+	for _, m := range strays {
+		errs = append(errs, fmt.Errorf("%s: no member %q in the ClusterSet; remove its snapshot or add the member", name(layout.InputDir(m)), m))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, &exitError{2, err}
+	}
+	committed, err := layout.ReadCommitted(files)
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
+	}
+	out, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
+	}
+	rendered, err := layout.Files(out)
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
+	}
+	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps)}, nil
+}
+
+// baseDiff is diff --base: the change from base's world to head's, both
+// read from Git.
+type baseDiff struct {
+	base, head *side
+	patch      string
+	changes    *gitsync.Changes
+	message    string
+	summary    *layout.ChangeSummary
+}
+
+// diffBase renders base and head of the repository that holds the
+// directory of config and describes the change between them.
+func diffBase(config, base, head string, now time.Time) (*baseDiff, error) {
+	root, rel, err := gitsync.LocalRoot(filepath.Dir(config))
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("--base reads the repository that holds %s: %w", config, err)}
+	}
+	repo, err := gitsync.OpenLocal(root, rel)
+	if err != nil {
+		return nil, &exitError{3, err}
+	}
+	b, err := renderAt(repo, rel, base, now)
+	if err != nil {
+		return nil, err
+	}
+	h, err := renderAt(repo, rel, head, now)
+	if err != nil {
+		return nil, err
+	}
+	d := &baseDiff{base: b, head: h}
+	d.patch, d.changes = gitsync.DiffFiles(b.files, h.files)
+	c := &layout.Changes{Written: d.changes.Written, Removed: d.changes.Removed}
+	if !c.Empty() {
+		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c})
+	}
+	d.summary = layout.NewChangeSummary(&b.out.Report, &h.out.Report, c, h.cfg.MemberNames())
+	return d, nil
+}
+
+func (d *baseDiff) empty() bool { return len(d.changes.Written)+len(d.changes.Removed) == 0 }
+
+// writeText prints the change as the live diff does: the message a commit
+// of it would have, then the unified diff of the rendered files.
+func (d *baseDiff) writeText(w io.Writer) {
+	for _, p := range d.head.warnings {
+		fmt.Fprintf(w, "warning: %s\n", p)
+	}
+	span := fmt.Sprintf("%s (%s) -> %s (%s)", d.base.rev, d.base.commit.String()[:12], d.head.rev, d.head.commit.String()[:12])
+	if d.empty() {
+		fmt.Fprintf(w, "no change: %s renders the same\n", span)
+		return
+	}
+	fmt.Fprintf(w, "%s\n\n%s\n\n%s", span, strings.TrimRight(d.message, "\n"), d.patch)
+}

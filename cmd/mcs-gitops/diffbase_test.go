@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+)
+
+// demoRepo is a Git repository whose main holds the demo rendered, its
+// ClusterSet under deploy/mcs/ (a sub-path, as spec.git.path has it).
+func demoRepo(t *testing.T) (root, config string) {
+	t.Helper()
+	root = t.TempDir()
+	dir := filepath.Join(root, "deploy", "mcs")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../fixtures/demo")))
+	config = filepath.Join(dir, "clusterset.yaml")
+	_, err := run(t, "render", "--config", config, "--inputs", filepath.Join(dir, "inputs"), "--out", dir)
+	require.NoError(t, err)
+	gitRun(t, root, "init", "-q", "-b", "main")
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "-q", "-m", "base")
+	return root, config
+}
+
+// diff --base renders both commits' worlds from Git and describes the
+// change: whether or not the pull request re-rendered, the same change;
+// a split snapshot reads as the one file; a ref that does not resolve or
+// a world that does not load is exit 2 naming the ref and the file.
+func TestDiffBase(t *testing.T) {
+	root, config := demoRepo(t)
+	dir := filepath.Dir(config)
+	diff := func(args ...string) (string, error) {
+		return run(t, append([]string{"diff", "--config", config}, args...)...)
+	}
+
+	out, err := diff("--base", "main")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "no change: main (")
+
+	_, err = diff("--head", "main")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, "--head needs --base")
+
+	// A pull request changes a port, and does not re-render.
+	gitRun(t, root, "checkout", "-q", "-b", "pr")
+	for _, m := range []string{"cluster-1", "cluster-3"} {
+		p := filepath.Join(dir, "inputs", m+".yaml")
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(data), "port: 8000")
+		require.NoError(t, os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "port: 8000", "port: 8001")), 0o644))
+	}
+	gitRun(t, root, "commit", "-q", "-am", "port 8001")
+	out, err = diff("--base", "main")
+	assert.Equal(t, 1, exitCode(err), out)
+	assert.Contains(t, out, "main (")
+	assert.Contains(t, out, "httpbin/httpbin")
+	assert.Contains(t, out, "+++ b/clusters/cluster-2/httpbin/httpbin/serviceimport.yaml")
+	assert.Contains(t, out, "-    port: 8000\n+    port: 8001\n")
+	unrendered := out
+
+	// The author re-renders (render --check passes): the same change.
+	_, err = run(t, "render", "--config", config, "--inputs", filepath.Join(dir, "inputs"), "--out", dir)
+	require.NoError(t, err)
+	gitRun(t, root, "commit", "-q", "-am", "re-render")
+	out, err = diff("--base", "main", "-o", "json")
+	assert.Equal(t, 1, exitCode(err))
+	var j diffJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
+	assert.Len(t, j.Base, 40)
+	assert.Len(t, j.Head, 40)
+	assert.Len(t, j.Files.Changed, 6, "three importers, an import and a derived Service each")
+	out, err = diff("--base", "main")
+	assert.Equal(t, 1, exitCode(err))
+	assert.Equal(t, afterSpan(unrendered), afterSpan(out), "re-rendered or not, the same change")
+
+	// A snapshot split into parts, as a commit of the loop lays it out.
+	one := filepath.Join(dir, "inputs", "cluster-2.yaml")
+	data, err := os.ReadFile(one)
+	require.NoError(t, err)
+	snap, err := snapshot.Parse("cluster-2", one, data)
+	require.NoError(t, err)
+	formatted, err := snapshot.Format(snap)
+	require.NoError(t, err)
+	parts, err := layout.InputFiles("cluster-2", formatted)
+	require.NoError(t, err)
+	for p, b := range parts {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, b, 0o644))
+	}
+	require.NoError(t, os.Remove(one))
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "-q", "-m", "split cluster-2")
+	out, err = diff("--base", "HEAD~1")
+	require.NoError(t, err, "a split snapshot renders as the one file: %s", out)
+
+	// Bad input names the ref and the file.
+	_, err = diff("--base", "no-such-branch")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, "no-such-branch")
+	broken := filepath.Join(dir, "inputs", "cluster-1.yaml")
+	require.NoError(t, os.WriteFile(broken, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: [\n"), 0o644))
+	gitRun(t, root, "commit", "-q", "-am", "broken")
+	_, err = diff("--base", "main")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, "HEAD:deploy/mcs/inputs/cluster-1.yaml")
+}
+
+// afterSpan is diff's text without its first line, which names the
+// commits.
+func afterSpan(out string) string {
+	_, rest, _ := strings.Cut(out, "\n")
+	return rest
+}
