@@ -34,11 +34,7 @@ func DiffFiles(from, to map[string][]byte) (string, *Changes) {
 	slices.Sort(c.Removed)
 	var b strings.Builder
 	diff := func(p string, have, want []byte, fromName, toName string) {
-		text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(want)),
-			FromFile: fromName, ToFile: toName, Context: 3,
-		})
-		b.WriteString(text)
+		b.WriteString(unified(have, want, fromName, toName))
 	}
 	for _, p := range c.Written {
 		fromName := "a/" + p
@@ -51,4 +47,32 @@ func DiffFiles(from, to map[string][]byte) (string, *Changes) {
 		diff(p, from[p], nil, "a/"+p, "/dev/null")
 	}
 	return b.String(), c
+}
+
+// unified is the unified diff of two files, as git apply takes it: a new
+// file's hunk starts at -0,0 and no file gets a line it does not have.
+// difflib's SplitLines ends every text with an empty line, which made
+// each hunk one context line longer than the file and a new file's
+// range -1 rather than -0,0: git apply refused the patch.
+func unified(have, want []byte, fromName, toName string) string {
+	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: lines(have), B: lines(want), FromFile: fromName, ToFile: toName, Context: 3,
+	})
+	return text
+}
+
+// lines splits text into lines that keep their newline; a last line
+// without one gets git's marker, so the patch says so.
+func lines(text []byte) []string {
+	var out []string
+	for s := string(text); s != ""; {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s+"\n\\ No newline at end of file\n")
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
-
 	"github.com/mcs-gitops/mcs-gitops/internal/nofollow"
 )
 
@@ -42,15 +40,12 @@ func DiffTree(dir string, files map[string][]byte, roots []string) (string, *Cha
 		if !exists {
 			to = "/dev/null"
 		}
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(have)), B: difflib.SplitLines(string(want)),
-			FromFile: from, ToFile: to, Context: 3,
-		})
+		text := unified(have, want, from, to)
 		if text == "" && pl.unsafe[p] {
 			text = "--- " + from + "\n+++ " + to + "\n"
 		}
 		b.WriteString(text)
-		return err
+		return nil
 	}
 	for _, p := range pl.Written {
 		if err := diff(p, files[p], true); err != nil {

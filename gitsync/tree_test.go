@@ -5,7 +5,9 @@ package gitsync
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +143,57 @@ func TestDiffFiles(t *testing.T) {
 	none, c := DiffFiles(to, to)
 	assert.Empty(t, none)
 	assert.Empty(t, c.Written)
+}
+
+// The diffs apply with git apply: a new file, a changed one, a removed
+// one, and a last line without a newline. difflib's line split gave every
+// hunk a line the file does not have, and git apply refused the patch.
+func TestDiffsApplyWithGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	old := map[string][]byte{
+		"clusters/a/changed.yaml": []byte("kind: Service\nport: 8000\nname: web\n"),
+		"clusters/a/gone.yaml":    []byte("kind: ServiceImport\n"),
+		"clusters/a/tail.yaml":    []byte("no newline"),
+	}
+	next := map[string][]byte{
+		"clusters/a/changed.yaml": []byte("kind: Service\nport: 8001\nname: web\n"),
+		"clusters/b/new.yaml":     []byte("kind: EndpointSlice\naddresses: [10.0.0.1]\n"),
+		"clusters/a/tail.yaml":    []byte("no newline, changed"),
+	}
+	check := func(t *testing.T, patch string) {
+		dir := t.TempDir()
+		for p, b := range old {
+			full := filepath.Join(dir, filepath.FromSlash(p))
+			require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+			require.NoError(t, os.WriteFile(full, b, 0o644))
+		}
+		apply := exec.Command("git", "apply", "-")
+		apply.Dir = dir
+		apply.Stdin = strings.NewReader(patch)
+		out, err := apply.CombinedOutput()
+		require.NoError(t, err, "git apply: %s\n%s", out, patch)
+		for p, b := range next {
+			got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			require.NoError(t, err)
+			assert.Equal(t, string(b), string(got), p)
+		}
+		assert.NoFileExists(t, filepath.Join(dir, "clusters", "a", "gone.yaml"))
+	}
+	t.Run("DiffFiles", func(t *testing.T) {
+		patch, _ := DiffFiles(old, next)
+		check(t, patch)
+	})
+	t.Run("DiffTree", func(t *testing.T) {
+		dir := t.TempDir()
+		for p, b := range old {
+			full := filepath.Join(dir, filepath.FromSlash(p))
+			require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+			require.NoError(t, os.WriteFile(full, b, 0o644))
+		}
+		patch, _, err := DiffTree(dir, next, []string{"clusters"})
+		require.NoError(t, err)
+		check(t, patch)
+	})
 }

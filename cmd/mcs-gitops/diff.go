@@ -86,7 +86,8 @@ repository could not be opened or --summary could not be written.`,
 			case d.Empty():
 				fmt.Fprintln(w, "no change: the next sync would not commit")
 			default:
-				fmt.Fprintf(w, "%s\n\n%s", d.Message, d.Patch)
+				fmt.Fprintf(w, "%s\n\n", d.Message)
+				writePatch(w, d.Patch)
 			}
 			if len(d.Unread) > 0 {
 				return &exitError{1, fmt.Errorf("could not read: %v", d.Unread)}

@@ -159,5 +159,6 @@ func (d *baseDiff) writeText(w io.Writer) {
 		fmt.Fprintf(w, "no change: %s renders the same\n", span)
 		return
 	}
-	fmt.Fprintf(w, "%s\n\n%s\n\n%s", span, strings.TrimRight(d.message, "\n"), d.patch)
+	fmt.Fprintf(w, "%s\n\n%s\n\n", span, strings.TrimRight(d.message, "\n"))
+	writePatch(w, d.patch)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,4 +124,24 @@ func TestDiffBase(t *testing.T) {
 func afterSpan(out string) string {
 	_, rest, _ := strings.Cut(out, "\n")
 	return rest
+}
+
+// On a terminal the patch is coloured as git colours it; the text stays
+// the same once the colours are taken out. In a file or pipe it is never
+// coloured (colours false), so a patch saved from CI applies.
+func TestColourPatch(t *testing.T) {
+	patch := "--- a/x.yaml\n+++ b/x.yaml\n@@ -1,2 +1,2 @@\n name: web\n-port: 8000\n+port: 8001\n"
+	got := colourPatch(patch)
+	assert.Contains(t, got, "\x1b[31m-port: 8000\x1b[m\n")
+	assert.Contains(t, got, "\x1b[32m+port: 8001\x1b[m\n")
+	assert.Contains(t, got, "\x1b[36m@@ -1,2 +1,2 @@\x1b[m\n")
+	assert.Contains(t, got, "\x1b[1m--- a/x.yaml\x1b[m\n")
+	assert.Contains(t, got, "\n name: web\n", "context lines are left alone")
+	assert.Equal(t, patch, regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(got, ""))
+	var buf strings.Builder
+	assert.False(t, colours(&buf), "not a terminal")
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, colours(f), "a file is not a terminal")
 }

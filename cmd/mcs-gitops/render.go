@@ -162,7 +162,7 @@ or --summary could not be written.`,
 				case changes.Empty():
 					fmt.Fprintln(w, "rendered output is current")
 				default:
-					fmt.Fprint(w, diff)
+					writePatch(w, diff)
 				}
 				if changes.Empty() {
 					return nil
