@@ -118,6 +118,7 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 		if len(valid) > 0 {
 			mg = merge(valid)
 			rep.Type = string(mg.importType)
+			rep.Import = importSpec(mg)
 			rep.Endpoints = map[string]int{}
 			var contributors []string
 			for _, e := range valid {

@@ -29,6 +29,10 @@ type ServiceReport struct {
 	Name      string `json:"name"`
 	// Type of the ServiceImport, empty when no export is valid.
 	Type string `json:"type,omitempty"`
+	// Import is what every importer's ServiceImport says of the service,
+	// merged from the exports: what a reviewer compares between two
+	// renders. Nil when no export is valid.
+	Import *ImportSpec `json:"import,omitempty"`
 	// Exports in precedence order: oldest first, ties by cluster ID.
 	Exports []ExportReport `json:"exports"`
 	// ImportedBy lists the members that get the ServiceImport.
@@ -53,6 +57,27 @@ type ServiceReport struct {
 	// member that cannot reach another's endpoints, a port a gateway cannot
 	// carry.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ImportSpec is the merged import, as the ServiceImport carries it.
+type ImportSpec struct {
+	Ports                 []ImportPort `json:"ports"`
+	SessionAffinity       string       `json:"sessionAffinity,omitempty"`
+	IPFamilies            []string     `json:"ipFamilies,omitempty"`
+	InternalTrafficPolicy string       `json:"internalTrafficPolicy,omitempty"`
+	TrafficDistribution   string       `json:"trafficDistribution,omitempty"`
+	// ExportedLabels and ExportedAnnotations are what the winning export
+	// asks the ServiceImport to carry.
+	ExportedLabels      map[string]string `json:"exportedLabels,omitempty"`
+	ExportedAnnotations map[string]string `json:"exportedAnnotations,omitempty"`
+}
+
+// ImportPort is one port of the merged import.
+type ImportPort struct {
+	Name        string `json:"name,omitempty"`
+	Port        int32  `json:"port"`
+	Protocol    string `json:"protocol"`
+	AppProtocol string `json:"appProtocol,omitempty"`
 }
 
 // NotServed is one member a service cannot be imported into, and why.
@@ -86,4 +111,39 @@ func findCondition(cs []Condition, t string) (Condition, bool) {
 		}
 	}
 	return Condition{}, false
+}
+
+// importSpec is what m gives every importer's ServiceImport, the fields
+// serviceImport writes.
+func importSpec(m *merged) *ImportSpec {
+	w := m.winner
+	spec := &ImportSpec{
+		Ports:           []ImportPort{},
+		SessionAffinity: string(sessionAffinity(w.svc)),
+	}
+	for _, p := range m.ports {
+		ip := ImportPort{Name: p.Name, Port: p.Port, Protocol: string(protocol(p.Protocol))}
+		if p.AppProtocol != nil {
+			ip.AppProtocol = *p.AppProtocol
+		}
+		spec.Ports = append(spec.Ports, ip)
+	}
+	for _, f := range m.families {
+		spec.IPFamilies = append(spec.IPFamilies, string(f))
+	}
+	if p := w.svc.Spec.InternalTrafficPolicy; p != nil {
+		spec.InternalTrafficPolicy = string(*p)
+	}
+	if d := w.svc.Spec.TrafficDistribution; d != nil {
+		spec.TrafficDistribution = *d
+	}
+	labels, ann, _ := exportedMetadata(w.se)
+	if len(labels) > 0 {
+		spec.ExportedLabels = labels
+	}
+	delete(ann, DerivedServiceAnnotation)
+	if len(ann) > 0 {
+		spec.ExportedAnnotations = ann
+	}
+	return spec
 }

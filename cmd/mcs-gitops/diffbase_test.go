@@ -81,7 +81,7 @@ func TestDiffBase(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
 	assert.Len(t, j.Base, 40)
 	assert.Len(t, j.Head, 40)
-	assert.Len(t, j.Files.Changed, 6, "three importers, an import and a derived Service each")
+	assert.Len(t, j.Files.Changed, 7, "three importers, an import and a derived Service each, and the status")
 	out, err = diff("--base", "main")
 	assert.Equal(t, 1, exitCode(err))
 	assert.Equal(t, afterSpan(unrendered), afterSpan(out), "re-rendered or not, the same change")

@@ -20,13 +20,16 @@ type ChangeSummary struct {
 	Events   []string
 	Members  []MemberChange
 	Problems []render.Problem
+	// Fields says, for each service whose merged import changed, how:
+	// "port http 8000/TCP -> 8001/TCP".
+	Fields map[string][]string
 }
 
 // NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
 // Every member in members is listed, in that order, changed or not.
 func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *ChangeSummary {
 	d := diffReports(prev, next, c)
-	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems()}
+	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges()}
 	r.Events = d.events()
 	if len(r.Events) == 0 {
 		r.Events = fallbackEvents(c)
@@ -73,7 +76,11 @@ func (r *ChangeSummary) Markdown() string {
 			fmt.Fprintf(&b, "- import removed: `%s`\n", k)
 		}
 		for _, k := range m.Changed {
-			fmt.Fprintf(&b, "- import changed: `%s`\n", k)
+			how := ""
+			if f := r.Fields[k]; len(f) > 0 {
+				how = ": " + mdEscape(strings.Join(f, "; "))
+			}
+			fmt.Fprintf(&b, "- import changed: `%s`%s\n", k, how)
 		}
 	}
 	if len(r.Problems) > 0 {

@@ -26,6 +26,9 @@ type svcDiff struct {
 	// policies are the consumers whose traffic policy now sends them
 	// elsewhere: "cluster-2 (FailOver): cluster-2 -> cluster-1".
 	policies []string
+	// fields are how the merged import changed, old -> new
+	// (importChanges).
+	fields []string
 }
 
 type reportDiff struct {
@@ -71,6 +74,7 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		s.conflictNew, s.conflictGone = nc && !pc, pc && !nc
 		s.endpoints = endpointChanges(s.prev, s.next)
 		s.policies = policyChanges(s.prev, s.next)
+		s.fields = importChanges(s.prev, s.next)
 		added := toSet(s.importsAdded)
 		for _, m := range importers(s.next) {
 			if touched[m+"/"+k] && !added[m] {
@@ -84,7 +88,7 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 
 // events lists what happened, most important first, for the subject.
 func (d *reportDiff) events() []string {
-	var imports, removes, policies, conflicts, invalids, exports, endpoints []string
+	var imports, removes, fields, policies, conflicts, invalids, exports, endpoints []string
 	for _, s := range d.services {
 		for _, p := range s.policies {
 			member, _, _ := strings.Cut(p, " ")
@@ -95,6 +99,9 @@ func (d *reportDiff) events() []string {
 		}
 		if len(s.importsGone) > 0 {
 			removes = append(removes, fmt.Sprintf("remove %s from %s", s.key, list(s.importsGone)))
+		}
+		if len(s.fields) > 0 {
+			fields = append(fields, fmt.Sprintf("change %s: %s", s.key, list(s.fields)))
 		}
 		if s.conflictNew {
 			conflicts = append(conflicts, "conflict on "+s.key)
@@ -118,7 +125,7 @@ func (d *reportDiff) events() []string {
 		}
 	}
 	var out []string
-	for _, g := range [][]string{imports, removes, policies, conflicts, invalids, exports, endpoints} {
+	for _, g := range [][]string{imports, removes, fields, policies, conflicts, invalids, exports, endpoints} {
 		out = append(out, g...)
 	}
 	return out
@@ -246,7 +253,23 @@ func (d *reportDiff) importLines(mc MemberChange) []string {
 		out = append(out, "- "+k)
 	}
 	for _, k := range mc.Changed {
-		out = append(out, "~ "+k)
+		line := "~ " + k
+		if f := d.service(k).fields; len(f) > 0 {
+			line += ": " + strings.Join(f, "; ")
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// fieldChanges maps each service whose merged import changed to how
+// (importChanges).
+func (d *reportDiff) fieldChanges() map[string][]string {
+	out := map[string][]string{}
+	for _, s := range d.services {
+		if len(s.fields) > 0 {
+			out[s.key] = s.fields
+		}
 	}
 	return out
 }
