@@ -33,8 +33,8 @@ func TestReviewMarkdown(t *testing.T) {
 		{Member: "cluster-2", Added: []string{}, Removed: []string{}, Changed: []string{}},
 		{Member: "cluster-1", Added: []string{}, Removed: []string{}, Changed: []string{"web/api"}},
 	}, r.Members)
-	want := "## mcs-gitops: import httpbin/httpbin into cluster-3; +2 more\n\n" +
-		"- import httpbin/httpbin into cluster-3\n" +
+	want := "## mcs-gitops: cluster-1 exports httpbin/httpbin to cluster-3; +2 more\n\n" +
+		"- cluster-1 exports httpbin/httpbin to cluster-3\n" +
 		"- remove web/api from cluster-3\n" +
 		"- conflict on web/api\n\n" +
 		"| member | imports added | imports removed | imports changed | problems |\n|---|---:|---:|---:|---:|\n" +

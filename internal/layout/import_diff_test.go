@@ -3,6 +3,7 @@
 package layout
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +63,41 @@ func TestMessageSaysWhatChanged(t *testing.T) {
 	assert.Contains(t, msg, "  ~ httpbin/httpbin: port http 8000/TCP -> 8001/TCP\n")
 	sum := NewChangeSummary(report(8000), report(8001), c, []string{"cluster-1"})
 	assert.Contains(t, sum.Markdown(), "- import changed: `httpbin/httpbin`: port http 8000/TCP -&gt; 8001/TCP\n")
+}
+
+// A new service is headlined by who exports it and to whom, not as an
+// import into the exporter; a service that gains importers otherwise is
+// an import; a policy change says how, old -> new; a policy removed too.
+func TestHeadlinesNameTheActor(t *testing.T) {
+	svc := func(exporters []string, importedBy ...string) render.ServiceReport {
+		s := render.ServiceReport{Namespace: "web", Name: "frontend", Type: "ClusterSetIP", ImportedBy: importedBy}
+		for _, e := range exporters {
+			s.Exports = append(s.Exports, render.ExportReport{Member: e})
+		}
+		return s
+	}
+	subject := func(prev, next *render.Report) string {
+		s, _, _ := strings.Cut(Message(MessageInput{Prev: prev, Next: next}), "\n")
+		return s
+	}
+	assert.Equal(t, "cluster-2 exports web/frontend to cluster-1, cluster-3",
+		subject(&render.Report{}, &render.Report{Services: []render.ServiceReport{svc([]string{"cluster-2"}, "cluster-1", "cluster-2", "cluster-3")}}))
+	assert.Equal(t, "cluster-2 exports web/frontend; no other member imports it",
+		subject(&render.Report{}, &render.Report{Services: []render.ServiceReport{svc([]string{"cluster-2"}, "cluster-2")}}))
+	assert.Equal(t, "import web/frontend into cluster-3",
+		subject(&render.Report{Services: []render.ServiceReport{svc([]string{"cluster-2"}, "cluster-2")}},
+			&render.Report{Services: []render.ServiceReport{svc([]string{"cluster-2"}, "cluster-2", "cluster-3")}}))
+
+	policy := func(lb string, clusters []string, weights map[string]int32) *render.ServiceReport {
+		s := svc([]string{"cluster-1", "cluster-2"}, "cluster-1", "cluster-2")
+		s.Policies = []render.PolicyReport{{Member: "cluster-2", LbType: lb, Clusters: clusters, Weights: weights}}
+		return &s
+	}
+	assert.Equal(t, []string{"cluster-2 (ActiveActive): mode FailOver -> ActiveActive; weights none -> c1=80, c2=20"},
+		policyChanges(policy("FailOver", []string{"c1", "c2"}, nil), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))
+	assert.Equal(t, []string{"cluster-2 (ActiveActive): weights c1=50, c2=50 -> c1=80, c2=20"},
+		policyChanges(policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 50, "c2": 50}), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))
+	noPolicy := svc([]string{"cluster-1", "cluster-2"}, "cluster-1", "cluster-2")
+	assert.Equal(t, []string{"cluster-2 (FailOver): policy removed, c2, c1 -> all exporters"},
+		policyChanges(policy("FailOver", []string{"c2", "c1"}, nil), &noPolicy))
 }

@@ -91,11 +91,11 @@ func (d *reportDiff) events() []string {
 	var imports, removes, fields, policies, conflicts, invalids, exports, endpoints []string
 	for _, s := range d.services {
 		for _, p := range s.policies {
-			member, _, _ := strings.Cut(p, " ")
-			policies = append(policies, fmt.Sprintf("reroute %s in %s", s.key, member))
+			member, how, _ := strings.Cut(p, " ")
+			policies = append(policies, fmt.Sprintf("reroute %s in %s %s", s.key, member, how))
 		}
 		if len(s.importsAdded) > 0 {
-			imports = append(imports, fmt.Sprintf("import %s into %s", s.key, list(s.importsAdded)))
+			imports = append(imports, s.importEvent())
 		}
 		if len(s.importsGone) > 0 {
 			removes = append(removes, fmt.Sprintf("remove %s from %s", s.key, list(s.importsGone)))
@@ -129,6 +129,33 @@ func (d *reportDiff) events() []string {
 		out = append(out, g...)
 	}
 	return out
+}
+
+// importEvent says who the new imports come from. A service nobody
+// validly exported before is an export, named by its actor: "cluster-2
+// exports web/frontend to cluster-1, cluster-3" (its exporters import it
+// too, which goes without saying). A service gaining importers otherwise
+// (a member joining, a namespace created) is "import ns/name into ...".
+func (s *svcDiff) importEvent() string {
+	exporters := validExporters(s.next)
+	if len(validExporters(s.prev)) > 0 || len(exporters) == 0 {
+		return fmt.Sprintf("import %s into %s", s.key, list(s.importsAdded))
+	}
+	own := toSet(exporters)
+	var others []string
+	for _, m := range s.importsAdded {
+		if !own[m] {
+			others = append(others, m)
+		}
+	}
+	verb := "exports"
+	if len(exporters) > 1 {
+		verb = "export"
+	}
+	if len(others) == 0 {
+		return fmt.Sprintf("%s %s %s; no other member imports it", list(exporters), verb, s.key)
+	}
+	return fmt.Sprintf("%s %s %s to %s", list(exporters), verb, s.key, list(others))
 }
 
 // body is the per-member and per-topic listing; empty when nothing in
@@ -280,31 +307,60 @@ func (d *reportDiff) service(key string) *svcDiff {
 	return d.services[i]
 }
 
-// policyChanges lists the consumers whose GlobalTrafficPolicy now gives
-// their derived Service other clusters than before, e.g. a failover.
+// policyChanges lists the consumers whose GlobalTrafficPolicy changes
+// where their traffic goes, old -> new: the clusters their derived
+// Service gets (a failover, say), the mode, the weights; and policies
+// removed. "cluster-2 (FailOver): cluster-2 -> cluster-1".
 func policyChanges(prev, next *render.ServiceReport) []string {
-	if next == nil {
-		return nil
-	}
-	before := map[string][]string{}
+	before := map[string]render.PolicyReport{}
 	if prev != nil {
 		for _, p := range prev.Policies {
-			before[p.Member] = p.Clusters
+			before[p.Member] = p
 		}
 	}
 	var out []string
-	for _, p := range next.Policies {
-		was, ok := before[p.Member]
-		if ok && slices.Equal(was, p.Clusters) {
-			continue
+	seen := map[string]bool{}
+	if next != nil {
+		for _, p := range next.Policies {
+			seen[p.Member] = true
+			was, ok := before[p.Member]
+			var how []string
+			switch {
+			case !ok:
+				how = append(how, "all exporters -> "+clusterList(p.Clusters))
+			case !slices.Equal(was.Clusters, p.Clusters):
+				how = append(how, clusterList(was.Clusters)+" -> "+clusterList(p.Clusters))
+			}
+			if ok && was.LbType != p.LbType {
+				how = append(how, "mode "+was.LbType+" -> "+p.LbType)
+			}
+			if ok && !maps.Equal(was.Weights, p.Weights) {
+				how = append(how, "weights "+weightList(was.Weights)+" -> "+weightList(p.Weights))
+			}
+			if len(how) > 0 {
+				out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, p.LbType, strings.Join(how, "; ")))
+			}
 		}
-		from := "all exporters"
-		if ok {
-			from = clusterList(was)
+	}
+	for _, m := range slices.Sorted(maps.Keys(before)) {
+		if !seen[m] {
+			p := before[m]
+			out = append(out, fmt.Sprintf("%s (%s): policy removed, %s -> all exporters", m, p.LbType, clusterList(p.Clusters)))
 		}
-		out = append(out, fmt.Sprintf("%s (%s): %s -> %s", p.Member, p.LbType, from, clusterList(p.Clusters)))
 	}
 	return out
+}
+
+// weightList is "a=80, b=20", by cluster ID; "none" when unweighted.
+func weightList(w map[string]int32) string {
+	if len(w) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, w[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func clusterList(c []string) string {

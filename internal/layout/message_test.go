@@ -47,7 +47,7 @@ func TestMessageImportAndConflict(t *testing.T) {
 		Trailers: [][2]string{{"Snapshot-Digest", "sha256:abc"}},
 	})
 	subject, body, _ := strings.Cut(msg, "\n")
-	assert.Equal(t, "import httpbin/httpbin into cluster-2; conflict on web/api; +2 more", subject)
+	assert.Equal(t, "cluster-1, cluster-3 export httpbin/httpbin to cluster-2; +3 more", subject, "a new service is named by who exports it")
 	assert.LessOrEqual(t, len(subject), maxSubject)
 	want := `
 Imports in cluster-2:
@@ -107,7 +107,7 @@ func TestMessageFailOver(t *testing.T) {
 	next := &render.Report{Services: []render.ServiceReport{svc(0, "cluster-1")}}
 	msg := Message(MessageInput{Prev: prev, Next: next,
 		Changes: &Changes{Written: []string{"clusters/cluster-2/httpbin/httpbin/endpointslice-cluster-1-abc.yaml"}}})
-	assert.Equal(t, `reroute httpbin/httpbin in cluster-2; endpoints of httpbin/httpbin
+	assert.Equal(t, `reroute httpbin/httpbin in cluster-2 (FailOver): cluster-2 -> cluster-1; +1 more
 
 Imports in cluster-2:
   ~ httpbin/httpbin
@@ -140,7 +140,7 @@ func TestSubjectStaysShort(t *testing.T) {
 	}
 	subject, _, _ := strings.Cut(Message(MessageInput{Next: &next}), "\n")
 	assert.LessOrEqual(t, len(subject), maxSubject)
-	assert.Equal(t, "import team/service-00 into a, b and 2 more; +19 more", subject)
+	assert.Equal(t, "a exports team/service-00 to b, c, d; +19 more", subject)
 
 	long := strings.Repeat("x", 100)
 	assert.LessOrEqual(t, len(subject), maxSubject)

@@ -33,7 +33,7 @@ func TestDiffShowsTheNextCommitAndWritesNothing(t *testing.T) {
 	p, err = w.loop.Diff(ctx)
 	require.NoError(t, err)
 	assert.False(t, p.Empty())
-	assert.Contains(t, p.Message, "import httpbin/httpbin")
+	assert.Contains(t, p.Message, "cluster-1 exports httpbin/httpbin to cluster-2")
 	assert.Contains(t, p.Patch, "+++ b/clusters/cluster-2/httpbin/httpbin/serviceimport.yaml")
 
 	h, _ := w.remoteHead()
