@@ -4,6 +4,7 @@ package layout
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +32,15 @@ func Summary(r *render.Report) string {
 	}
 	var problems []string
 	b.WriteString("| service | type | exported by | imported by | ready endpoints |\n|---|---|---|---|---|\n")
-	for _, s := range r.Services {
+	// Natural order for a person: svc2 before svc10.
+	services := slices.Clone(r.Services)
+	slices.SortStableFunc(services, func(x, y render.ServiceReport) int {
+		if c := naturalCompare(x.Namespace, y.Namespace); c != 0 {
+			return c
+		}
+		return naturalCompare(x.Name, y.Name)
+	})
+	for _, s := range services {
 		marks := map[string]string{}
 		for _, p := range s.Problems() {
 			problems = append(problems, p.String())
