@@ -40,8 +40,10 @@ testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-p
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 	@bash test/testbin/hosttools.sh
 
-test: testbin ## go vet, then all tests (real kube-apiservers; needs testbin)
+test: testbin ## gofmt and go vet, then all tests (real kube-apiservers; needs testbin)
 	@echo 'make test: tests start real kube-apiservers from $(TESTBIN) (several seconds per test that needs clusters).'
+	@unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
 

@@ -81,7 +81,7 @@ func Format(s *Snapshot) ([]byte, error) {
 	}
 	for _, ns := range c.Namespaces {
 		out := corev1.Namespace{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			// The UID says whether a namespace was recreated under the
 			// same name (the withdrawal guard's looksWiped); it changes
 			// only then.
