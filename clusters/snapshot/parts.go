@@ -5,7 +5,6 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -64,7 +63,7 @@ func ComparePartNames(a, b string) int {
 }
 
 // SplitParts cuts what Format wrote into its parts, in order; their
-// Data joined again (JoinParts) are the same bytes. Data that does not
+// Data joined again in ComparePartNames order are the same bytes. Data that does not
 // start with a part marker, or names a part twice or out of order, was not
 // written by Format and is refused.
 func SplitParts(data []byte) ([]Part, error) {
@@ -92,20 +91,4 @@ func SplitParts(data []byte) ([]Part, error) {
 		data = data[end:]
 	}
 	return parts, nil
-}
-
-// JoinParts is the formatted snapshot the parts were cut from, whatever
-// order they come in.
-func JoinParts(parts []Part) []byte {
-	sorted := slices.Clone(parts)
-	slices.SortFunc(sorted, func(a, b Part) int { return ComparePartNames(a.Name, b.Name) })
-	n := 0
-	for _, p := range sorted {
-		n += len(p.Data)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range sorted {
-		out = append(out, p.Data...)
-	}
-	return out
 }

@@ -71,8 +71,8 @@ func TestFormatParts(t *testing.T) {
 
 	shuffled := slices.Clone(parts)
 	slices.Reverse(shuffled)
-	assert.Equal(t, out, JoinParts(shuffled))
-	again, err := Parse("m", "m.yaml", JoinParts(shuffled))
+	assert.Equal(t, out, joinParts(shuffled))
+	again, err := Parse("m", "m.yaml", joinParts(shuffled))
 	require.NoError(t, err)
 	assert.Len(t, again.EndpointSlices, 2)
 }
@@ -158,4 +158,16 @@ func TestLoadDirReadsParts(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(split, "gone"), 0o755))
 	_, err = LoadDir(split, []string{"m"}, now)
 	assert.ErrorContains(t, err, `no member "gone"`)
+}
+
+// joinParts joins parts in ComparePartNames order, whatever order they
+// come in, as layout.InputSources and LoadDir order a snapshot's files.
+func joinParts(parts []Part) []byte {
+	sorted := slices.Clone(parts)
+	slices.SortFunc(sorted, func(a, b Part) int { return ComparePartNames(a.Name, b.Name) })
+	var out []byte
+	for _, p := range sorted {
+		out = append(out, p.Data...)
+	}
+	return out
 }

@@ -29,25 +29,16 @@ func InputFiles(member string, formatted []byte) (map[string][]byte, error) {
 }
 
 // JoinInputs is each member's formatted snapshot from the files of a
-// tree (keys relative to the tree): its parts joined, or the one file a
-// tree from before the split holds.
+// tree (keys relative to the tree): its parts joined in order, or the one
+// file a tree from before the split holds (InputSources orders them).
 func JoinInputs(files map[string][]byte) map[string][]byte {
-	parts := map[string][]snapshot.Part{}
 	out := map[string][]byte{}
-	for p, b := range files {
-		m, ok := InputMember(p)
-		if !ok {
-			continue
+	for m, srcs := range InputSources(files, "") {
+		var joined []byte
+		for _, src := range srcs {
+			joined = append(joined, src.Data...)
 		}
-		name, split := strings.CutPrefix(p, InputDir(m))
-		if !split {
-			out[m] = b
-			continue
-		}
-		parts[m] = append(parts[m], snapshot.Part{Name: strings.TrimSuffix(name, ".yaml"), Data: b})
-	}
-	for m, ps := range parts {
-		out[m] = append(out[m], snapshot.JoinParts(ps)...)
+		out[m] = joined
 	}
 	return out
 }
