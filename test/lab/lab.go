@@ -173,6 +173,7 @@ func (l *Lab) addMember(c *envtest.Cluster, index int, stack envtest.Stack) (*Me
 		netns: fmt.Sprintf("%s%s-n%d", netnsPrefix, l.ID, index),
 		v4:    stack != envtest.IPv6Only, v6: stack != envtest.IPv4Only, v6First: stack == envtest.IPv6Only,
 		log: l.log.With("cluster", c.Name), cs: cs, pods: map[string]*podRuntime{},
+		setupNetwork: setupPodNetwork,
 	}
 	m.node.podNetns = func(slot int) string { return m.node.netns + "-p" + strconv.Itoa(slot) }
 	if err := setupNode(l.fabric, m.node); err != nil {

@@ -144,14 +144,7 @@ func listNetns(prefix string) ([]string, error) {
 // deleteNetns kills every process left in the namespace, then deletes it
 // and its /etc/netns directory. A namespace that is already gone is fine.
 func deleteNetns(name string) error {
-	if out, err := run("ip", "netns", "pids", name); err == nil {
-		for _, f := range strings.Fields(string(out)) {
-			var pid int
-			if _, err := fmt.Sscan(f, &pid); err == nil && pid > 1 {
-				_ = unix.Kill(pid, unix.SIGKILL)
-			}
-		}
-	}
+	killNetnsProcs(name)
 	var err error
 	if netnsExists(name) {
 		err = ip("netns", "delete", name)
@@ -160,4 +153,18 @@ func deleteNetns(name string) error {
 		err = rerr
 	}
 	return err
+}
+
+// killNetnsProcs kills every process in the named namespace.
+func killNetnsProcs(name string) {
+	out, err := run("ip", "netns", "pids", name)
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(out)) {
+		var pid int
+		if _, err := fmt.Sscan(f, &pid); err == nil && pid > 1 {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }

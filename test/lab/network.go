@@ -5,6 +5,7 @@ package lab
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 )
 
 // The lab's addressing plan. Every range lives only inside the lab's own
@@ -113,6 +114,11 @@ func routeNodes(nodes []*node) error {
 // kube-proxy rules), and the pod's default routes point at a link-local
 // gateway address every pod's veth has on the node's side.
 func setupPodNetwork(n *node, podns, hostIf string, addrs []netip.Addr, resolvConf []byte) error {
+	// What a teardown that did not finish (a crash, a kill) left in this
+	// slot would make `link add` fail.
+	if err := deleteLink(n.netns, hostIf); err != nil {
+		return fmt.Errorf("pod network %s: %w", podns, err)
+	}
 	steps := [][]string{
 		{"netns", "add", podns},
 		{"-n", podns, "link", "set", "lo", "up"},
@@ -144,4 +150,31 @@ func setupPodNetwork(n *node, podns, hostIf string, addrs []netip.Addr, resolvCo
 		}
 	}
 	return writeResolvConf(podns, resolvConf)
+}
+
+// teardownPodNetwork removes a pod's network so that its slot can be used
+// again at once. `ip netns delete` only unmounts the namespace: the kernel
+// destroys it, and the veth pair inside, a little later (tens of
+// milliseconds under load), and a pod set up in the same slot meanwhile
+// fails with "File exists" on the node-side name. Deleting the node's end
+// first removes the pair synchronously; the namespace can then go lazily,
+// as nothing in it can collide with its successor (the next one is a new
+// mount under the same name, with a new veth).
+func teardownPodNetwork(n *node, podns, hostIf string) error {
+	killNetnsProcs(podns)
+	err := deleteLink(n.netns, hostIf)
+	if nerr := deleteNetns(podns); nerr != nil && err == nil {
+		err = nerr
+	}
+	return err
+}
+
+// deleteLink deletes a link in a namespace; a link that is not there is
+// fine.
+func deleteLink(netns, name string) error {
+	out, err := run("ip", "-n", netns, "link", "delete", name)
+	if err != nil && (strings.Contains(string(out), "Cannot find device") || strings.Contains(string(out), "does not exist")) {
+		return nil
+	}
+	return err
 }

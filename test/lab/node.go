@@ -38,6 +38,8 @@ type node struct {
 	cs       kubernetes.Interface
 	execPort int
 	podNetns func(slot int) string
+	// setupNetwork is setupPodNetwork; a test makes it fail.
+	setupNetwork func(n *node, podns, hostIf string, addrs []netip.Addr, resolvConf []byte) error
 	// dnsIPs are the kube-dns Service's cluster IPs, for pods' resolv.conf.
 	dnsIPs []netip.Addr
 
@@ -166,7 +168,7 @@ func (n *node) work(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			// A conflict only means the status was written from a stale
 			// copy; the retry reads the new one.
-			if !apierrors.IsConflict(err) {
+			if !apierrors.IsConflict(err) && !errors.Is(err, errSandboxRetry) {
 				n.log.Warn("pod sync failed; retrying", "pod", key, "err", err)
 			}
 			n.queue.AddRateLimited(key)
@@ -214,8 +216,26 @@ func (n *node) reconcile(ctx context.Context, key string) error {
 	if rt == nil {
 		return nil // finished and not restarted
 	}
-	return n.writeStatus(ctx, pod, rt)
+	if err := n.writeStatus(ctx, pod, rt); err != nil {
+		return err
+	}
+	if rt.sandboxFailed {
+		// Forget the runtime so that the retry starts the pod afresh; the
+		// status written above says why it is still Pending meanwhile.
+		n.mu.Lock()
+		if n.pods[key] == rt {
+			delete(n.pods, key)
+		}
+		n.mu.Unlock()
+		n.log.Warn("pod network setup failed; retrying", "pod", key, "err", rt.failed)
+		return errSandboxRetry
+	}
+	return nil
 }
+
+// errSandboxRetry requeues a pod whose network could not be set up, with
+// the queue's backoff.
+var errSandboxRetry = errors.New("pod network setup failed")
 
 func (n *node) bind(ctx context.Context, pod *corev1.Pod) error {
 	err := n.cs.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
@@ -280,7 +300,7 @@ func (n *node) stopPod(key string, grace time.Duration) {
 	}
 	rt.stop(grace)
 	if rt.slot > 0 {
-		if err := deleteNetns(rt.netns); err != nil {
+		if err := teardownPodNetwork(n, rt.netns, n.hostIf(rt.slot)); err != nil {
 			n.log.Warn("pod network cleanup failed", "pod", key, "err", err)
 		}
 		n.freeSlot(rt.slot)

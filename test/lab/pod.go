@@ -31,9 +31,12 @@ type podRuntime struct {
 	addrs  []netip.Addr
 	start  metav1.Time
 	cancel context.CancelFunc
-	// failed says why the pod could not start (unknown image, network);
-	// the pod stays Pending with it.
-	failed     string
+	// failed says why the pod could not start; the pod stays Pending with
+	// it. An unknown image or unsupported spec is final, as it is for a
+	// kubelet; a network that could not be set up (sandboxFailed) is
+	// retried with a backoff, as a kubelet retries a pod sandbox.
+	failed        string
+	sandboxFailed bool
 	containers []*container
 }
 
@@ -73,16 +76,21 @@ func (n *node) startPod(key string, pod *corev1.Pod) *podRuntime {
 	} else {
 		slot, err := n.allocSlot()
 		if err != nil {
-			rt.failed = err.Error()
+			rt.failed, rt.sandboxFailed = err.Error(), true
 			return rt
 		}
-		rt.slot, rt.netns, rt.addrs = slot, n.podNetns(slot), n.podAddrs(slot)
-		_ = deleteNetns(rt.netns) // a namespace of this name left by a crash
-		if err := setupPodNetwork(n, rt.netns, n.hostIf(slot), rt.addrs, n.resolvConf(pod)); err != nil {
-			rt.failed = err.Error()
-			_ = deleteNetns(rt.netns)
+		netns, hostIf := n.podNetns(slot), n.hostIf(slot)
+		_ = teardownPodNetwork(n, netns, hostIf) // what a crash left in this slot
+		n.mu.Lock()
+		setup := n.setupNetwork
+		n.mu.Unlock()
+		if err := setup(n, netns, hostIf, n.podAddrs(slot), n.resolvConf(pod)); err != nil {
+			rt.failed, rt.sandboxFailed = err.Error(), true
+			_ = teardownPodNetwork(n, netns, hostIf)
+			n.freeSlot(slot)
 			return rt
 		}
+		rt.slot, rt.netns, rt.addrs = slot, netns, n.podAddrs(slot)
 	}
 	for i := range containers {
 		c := containers[i]
@@ -396,7 +404,11 @@ func (n *node) writeStatus(ctx context.Context, pod *corev1.Pod, rt *podRuntime)
 			}
 		}
 		if ct == nil {
-			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "LabNoProgram", Message: rt.failed}
+			reason := "LabNoProgram"
+			if rt.sandboxFailed {
+				reason = "LabPodNetworkFailed"
+			}
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: rt.failed}
 			allReady = false
 		} else {
 			ct.mu.Lock()
