@@ -177,6 +177,7 @@ func TestApplyOnRealClusters(t *testing.T) {
 	t.Run("a deadline is not a refusal", func(t *testing.T) { h.t = t; testDeadlineIsNotARefusal(h) })
 	t.Run("a commit without the member's directory prunes nothing unless allowed", func(t *testing.T) { h.t = t; testNoMemberDirectory(h) })
 	t.Run("copied owner labels are not enough to be pruned", func(t *testing.T) { h.t = t; testCopiedLabels(h) })
+	t.Run("an export deleted before its status is written", func(t *testing.T) { h.t = t; testExportGoneBeforeStatus(h) })
 	// The collision check reads few objects one by one and many with a
 	// list per kind and namespace: the same verdicts either way.
 	listed := func(name string, test func(*harness)) {

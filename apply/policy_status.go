@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -47,6 +49,10 @@ func (a *Applier) writePolicyStatus(ctx context.Context, live *unstructured.Unst
 	// clusters or weights no longer rendered disappear from the status.
 	u.Object["status"] = st
 	if err := a.applyStatus(ctx, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.log().Debug("policy deleted since it was listed; no status to write", "object", id)
+			return nil
+		}
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
 	a.policyEvents(live, have.Conditions, want.Conditions, have.Clusters, want.Clusters)

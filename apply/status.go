@@ -37,12 +37,16 @@ var (
 // unchanged world changes no resourceVersion.
 func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
 	notServed := map[string]render.NotServed{}
+	partial := map[string][]render.PartialPort{}
 	if report != nil {
 		for _, s := range report.Services {
 			for _, n := range s.NotServed {
 				if n.Member == a.Member {
 					notServed[s.Namespace+"/"+s.Name] = n
 				}
+			}
+			if len(s.PartialPorts) > 0 {
+				partial[s.Namespace+"/"+s.Name] = s.PartialPorts
 			}
 		}
 	}
@@ -68,7 +72,7 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 				return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 			}
 			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, note)
-			return errors.Join(ipsErr, a.writeImportStatus(ctx, d, live, importReady(d.obj, notServed[k.Namespace+"/"+k.Name]), note))
+			return errors.Join(ipsErr, a.writeImportStatus(ctx, d, live, importReady(d.obj, notServed[k.Namespace+"/"+k.Name], partial[k.Namespace+"/"+k.Name]), note))
 		})
 	}
 	return runStatusJobs(ctx, jobs, &written, res)
@@ -282,15 +286,19 @@ func (a *Applier) writeImportStatus(ctx context.Context, d desiredObject, live *
 // importReady is the Ready condition of a v1beta1 ServiceImport, the
 // version that has conditions: True once applied, False with the
 // renderer's reason where the member cannot serve the import's IP
-// families. nil for v1alpha1.
-func importReady(si *unstructured.Unstructured, n render.NotServed) *render.Condition {
+// families. A port served in fewer families than this member's import
+// stays True (the others answer) and the message names it. nil for
+// v1alpha1.
+func importReady(si *unstructured.Unstructured, n render.NotServed, partial []render.PartialPort) *render.Condition {
 	if si.GroupVersionKind().Version != "v1beta1" {
 		return nil
 	}
 	if n.Member != "" {
 		return &render.Condition{Type: "Ready", Status: "False", Reason: n.Reason, Message: n.Message}
 	}
-	return &render.Condition{Type: "Ready", Status: "True", Reason: "Ready", Message: "the ServiceImport and its derived Service are applied"}
+	fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
+	return &render.Condition{Type: "Ready", Status: "True", Reason: "Ready",
+		Message: "the ServiceImport and its derived Service are applied" + render.PartialPortsNote(partial, fams)}
 }
 
 // writeExportStatus sets the rendered conditions on one ServiceExport of
@@ -316,6 +324,10 @@ func (a *Applier) writeExportStatus(ctx context.Context, live *unstructured.Unst
 	u := skeleton(serviceExportGVK, ns, name)
 	u.Object["status"] = map[string]any{"conditions": list}
 	if err := a.applyStatus(ctx, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.log().Debug("export deleted since it was listed; no status to write", "object", id)
+			return nil
+		}
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
 	a.exportEvents(live, have, want)

@@ -418,7 +418,7 @@ func describe(v any) string {
 }
 
 // conditions builds the Valid/Conflict/Ready conditions of a valid export.
-func (m *merged) conditions(e *export, importers int) []Condition {
+func (m *merged) conditions(e *export, importers int, partial []PartialPort) []Condition {
 	out := []Condition{{Type: "Valid", Status: "True", Reason: string(mcsv1alpha1.ServiceExportReasonValid), Message: "the Service can be exported"}}
 	cs := m.conflicts[e]
 	if len(cs) == 0 {
@@ -440,7 +440,7 @@ func (m *merged) conditions(e *export, importers int) []Condition {
 		out = append(out, Condition{Type: "Conflict", Status: "True", Reason: strings.Join(reasons, ","), Message: strings.Join(msgs, "; ")})
 	}
 	out = append(out, Condition{Type: "Ready", Status: "True", Reason: string(mcsv1alpha1.ServiceExportReasonExported),
-		Message: fmt.Sprintf("rendered for %d member(s)", importers)})
+		Message: fmt.Sprintf("rendered for %d member(s)", importers) + PartialPortsNote(partial, familyNames(m.families))})
 	return out
 }
 
@@ -450,4 +450,12 @@ func invalidConditions(reason mcsv1alpha1.ServiceExportConditionReason, msg stri
 		{Type: "Valid", Status: "False", Reason: string(reason), Message: msg},
 		{Type: "Ready", Status: "False", Reason: string(mcsv1alpha1.ServiceExportReasonFailed), Message: "not exported: " + msg},
 	}
+}
+
+func familyNames(fams []corev1.IPFamily) []string {
+	out := make([]string, len(fams))
+	for i, f := range fams {
+		out[i] = string(f)
+	}
+	return out
 }

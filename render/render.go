@@ -4,6 +4,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,6 +135,7 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 			}
 			sort.Strings(contributors)
 			sv := newSvc(key.ns, key.name, mg, valid, plan)
+			rep.PartialPorts = sv.partialPorts(valid)
 			if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
 				sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
 					mg.winner.m.name, strings.Join(reserved, ", "))
@@ -191,13 +193,20 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 					}
 				}
 			}
+			var importers []*member
+			for _, m := range members {
+				if slices.Contains(rep.ImportedBy, m.name) {
+					importers = append(importers, m)
+				}
+			}
+			sv.warnPartial(rep.PartialPorts, importers)
 			rep.Warnings = sv.sortedWarnings()
 			unreached = sv.unreached
 		}
 		for _, e := range exports {
 			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
 			if er.Conditions == nil {
-				er.Conditions = mg.conditions(e, len(rep.ImportedBy))
+				er.Conditions = mg.conditions(e, len(rep.ImportedBy), rep.PartialPorts)
 				if r := plan.routes[e]; r != nil && r.invalid != nil {
 					er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
 				}

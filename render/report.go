@@ -2,6 +2,8 @@
 
 package render
 
+import mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
+
 // Condition is a ServiceExport condition as rendered: no timestamps, so the
 // report is deterministic. The applier adds lastTransitionTime when it
 // writes status to the cluster.
@@ -53,6 +55,9 @@ type ServiceReport struct {
 	// Ready=False condition where the API has one (v1beta1), but no
 	// derived Service or endpoints.
 	NotServed []NotServed `json:"notServed,omitempty"`
+	// PartialPorts are the import's ports some of its IP families cannot
+	// reach; the exports' and imports' Ready messages name them.
+	PartialPorts []PartialPort `json:"partialPorts,omitempty"`
 	// Warnings about this service that are not an export's condition: a
 	// member that cannot reach another's endpoints, a port a gateway cannot
 	// carry.
@@ -122,11 +127,7 @@ func importSpec(m *merged) *ImportSpec {
 		SessionAffinity: string(sessionAffinity(w.svc)),
 	}
 	for _, p := range m.ports {
-		ip := ImportPort{Name: p.Name, Port: p.Port, Protocol: string(protocol(p.Protocol))}
-		if p.AppProtocol != nil {
-			ip.AppProtocol = *p.AppProtocol
-		}
-		spec.Ports = append(spec.Ports, ip)
+		spec.Ports = append(spec.Ports, reportPort(p))
 	}
 	for _, f := range m.families {
 		spec.IPFamilies = append(spec.IPFamilies, string(f))
@@ -146,4 +147,12 @@ func importSpec(m *merged) *ImportSpec {
 		spec.ExportedAnnotations = ann
 	}
 	return spec
+}
+
+func reportPort(p mcsv1alpha1.ServicePort) ImportPort {
+	ip := ImportPort{Name: p.Name, Port: p.Port, Protocol: string(protocol(p.Protocol))}
+	if p.AppProtocol != nil {
+		ip.AppProtocol = *p.AppProtocol
+	}
+	return ip
 }

@@ -74,7 +74,13 @@ func write(w io.Writer, report []byte, stacks string) error {
 			if sp.LeafNodeType != "It" {
 				continue
 			}
-			r := row{name: strings.Join(append(slices.Clone(sp.ContainerHierarchyTexts), sp.LeafNodeText), " › "), took: sp.RunTime}
+			var texts []string
+			for _, t := range append(slices.Clone(sp.ContainerHierarchyTexts), sp.LeafNodeText) {
+				if t = strings.TrimSpace(t); t != "" {
+					texts = append(texts, t)
+				}
+			}
+			r := row{name: strings.Join(texts, " › "), took: sp.RunTime}
 			labels := slices.Concat(append(slices.Clone(sp.ContainerHierarchyLabels), sp.LeafNodeLabels)...)
 			switch {
 			case slices.Contains(labels, "Required"):

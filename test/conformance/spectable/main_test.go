@@ -16,7 +16,7 @@ func TestWrite(t *testing.T) {
 	  "Failure": {"Message": "Timed out after 20s.\nExpected ..."}},
 	 {"ContainerHierarchyTexts": ["Connectivity to remote services"], "ContainerHierarchyLabels": [[]],
 	  "LeafNodeType": "It", "LeafNodeText": "exports", "LeafNodeLabels": ["Required"], "State": "passed", "RunTime": 3700000000},
-	 {"ContainerHierarchyTexts": ["DNS"], "ContainerHierarchyLabels": [["Optional"]],
+	 {"ContainerHierarchyTexts": ["", "DNS", ""], "ContainerHierarchyLabels": [["Optional"]],
 	  "LeafNodeType": "It", "LeafNodeText": "skipped one", "State": "skipped"}
 	]}]`
 	var b strings.Builder
