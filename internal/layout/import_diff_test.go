@@ -12,7 +12,7 @@ import (
 )
 
 // How a merged import changed, field by field, old -> new: a port by name
-// (or number when unnamed) changed, added, removed; the scalar fields; the
+// (or number when unnamed; ports in key order) changed, added, removed; the scalar fields; the
 // exported metadata. A service that appears or goes has no field changes:
 // that is said as an import added or removed.
 func TestImportChanges(t *testing.T) {
@@ -32,8 +32,8 @@ func TestImportChanges(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"type ClusterSetIP -> Headless",
-		"port http 8000/TCP -> 8001/TCP http",
 		"port grpc added (9090/TCP)",
+		"port http 8000/TCP -> 8001/TCP http",
 		"port old removed (was 1/TCP)",
 		"sessionAffinity None -> ClientIP",
 		"ipFamilies IPv4 -> IPv4,IPv6",

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
+
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -16,6 +18,7 @@ import (
 type svcDiff struct {
 	key                       string // namespace/name
 	prev, next                *render.ServiceReport
+	change                    change.Service
 	importsAdded, importsGone []string
 	exportsAdded, exportsGone []string
 	newlyInvalid              []string          // "member (Reason)"
@@ -51,30 +54,29 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 	d := &reportDiff{}
 	for _, k := range unionKeys(p, n) {
 		s := &svcDiff{key: k, prev: p[k], next: n[k]}
-		s.importsAdded, s.importsGone = setDiff(importers(s.prev), importers(s.next))
-		s.exportsAdded, s.exportsGone = setDiff(exporters(s.prev), exporters(s.next))
-		wasInvalid := invalid(s.prev)
+		s.change = change.ServiceBetween(s.prev, s.next)
+		s.importsAdded, s.importsGone = s.change.Gained, s.change.Lost
 		s.invalidNow = map[string]string{}
-		for _, p := range problemsOf(s.next) {
-			if _, was := wasInvalid[p.Member]; p.Kind == render.ProblemInvalid && !was {
-				s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", p.Member, p.Reason))
-				s.invalidNow[p.Member] = p.Reason
+		for _, e := range s.change.Exports {
+			switch {
+			case e.New != "" && e.New != change.Valid && (e.Old == "" || e.Old == change.Valid):
+				// A new export that is invalid is reported as invalid, not
+				// as an export.
+				s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, e.New))
+				s.invalidNow[e.Member] = string(e.New)
+			case e.Old == "" && e.New == change.Valid:
+				s.exportsAdded = append(s.exportsAdded, e.Member)
+			case e.New == "":
+				s.exportsGone = append(s.exportsGone, e.Member)
 			}
 		}
-		// A new export that is invalid is reported as invalid, not as an
-		// export.
-		valid := s.exportsAdded[:0]
-		for _, m := range s.exportsAdded {
-			if _, bad := s.invalidNow[m]; !bad {
-				valid = append(valid, m)
-			}
-		}
-		s.exportsAdded = valid
 		pc, nc := conflicted(s.prev), conflicted(s.next)
 		s.conflictNew, s.conflictGone = nc && !pc, pc && !nc
-		s.endpoints = endpointChanges(s.prev, s.next)
-		s.policies = policyChanges(s.prev, s.next)
-		s.fields = importChanges(s.prev, s.next)
+		for _, ec := range s.change.Endpoints {
+			s.endpoints = append(s.endpoints, fmt.Sprintf("%s %d -> %d", ec.Member, ec.Old, ec.New))
+		}
+		s.policies = policyLines(s.change.Policies)
+		s.fields = fieldLines(s.change.Fields)
 		added := toSet(s.importsAdded)
 		for _, m := range importers(s.next) {
 			if touched[m+"/"+k] && !added[m] {
@@ -307,46 +309,32 @@ func (d *reportDiff) service(key string) *svcDiff {
 	return d.services[i]
 }
 
-// policyChanges lists the consumers whose GlobalTrafficPolicy changes
-// where their traffic goes, old -> new: the clusters their derived
-// Service gets (a failover, say), the mode, the weights; and policies
-// removed. "cluster-2 (FailOver): cluster-2 -> cluster-1".
-func policyChanges(prev, next *render.ServiceReport) []string {
-	before := map[string]render.PolicyReport{}
-	if prev != nil {
-		for _, p := range prev.Policies {
-			before[p.Member] = p
-		}
-	}
+// policyLines says, per consumer whose GlobalTrafficPolicy changes where
+// its traffic goes, how, old -> new: the clusters its derived Service gets
+// (a failover, say), the mode, the weights; or that the policy went.
+// "cluster-2 (FailOver): cluster-2 -> cluster-1".
+func policyLines(ps []change.Policy) []string {
 	var out []string
-	seen := map[string]bool{}
-	if next != nil {
-		for _, p := range next.Policies {
-			seen[p.Member] = true
-			was, ok := before[p.Member]
-			var how []string
-			switch {
-			case !ok:
-				how = append(how, "all exporters -> "+clusterList(p.Clusters))
-			case !slices.Equal(was.Clusters, p.Clusters):
-				how = append(how, clusterList(was.Clusters)+" -> "+clusterList(p.Clusters))
-			}
-			if ok && was.LbType != p.LbType {
-				how = append(how, "mode "+was.LbType+" -> "+p.LbType)
-			}
-			if ok && !maps.Equal(was.Weights, p.Weights) {
-				how = append(how, "weights "+weightList(was.Weights)+" -> "+weightList(p.Weights))
-			}
-			if len(how) > 0 {
-				out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, p.LbType, strings.Join(how, "; ")))
-			}
+	for _, p := range ps {
+		was, is := p.Old, p.New
+		if is == nil {
+			out = append(out, fmt.Sprintf("%s (%s): policy removed, %s -> all exporters", p.Member, was.Mode, clusterList(was.Clusters)))
+			continue
 		}
-	}
-	for _, m := range slices.Sorted(maps.Keys(before)) {
-		if !seen[m] {
-			p := before[m]
-			out = append(out, fmt.Sprintf("%s (%s): policy removed, %s -> all exporters", m, p.LbType, clusterList(p.Clusters)))
+		var how []string
+		switch {
+		case was == nil:
+			how = append(how, "all exporters -> "+clusterList(is.Clusters))
+		case !slices.Equal(was.Clusters, is.Clusters):
+			how = append(how, clusterList(was.Clusters)+" -> "+clusterList(is.Clusters))
 		}
+		if was != nil && was.Mode != is.Mode {
+			how = append(how, "mode "+was.Mode+" -> "+is.Mode)
+		}
+		if was != nil && !maps.Equal(was.Weights, is.Weights) {
+			how = append(how, "weights "+weightList(was.Weights)+" -> "+weightList(is.Weights))
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, is.Mode, strings.Join(how, "; ")))
 	}
 	return out
 }
@@ -399,14 +387,6 @@ func exportsOf(s *render.ServiceReport) []render.ExportReport {
 	return s.Exports
 }
 
-func exporters(s *render.ServiceReport) []string {
-	var out []string
-	for _, e := range exportsOf(s) {
-		out = append(out, e.Member)
-	}
-	return out
-}
-
 func validExporters(s *render.ServiceReport) []string {
 	bad := invalid(s)
 	var out []string
@@ -432,49 +412,7 @@ func invalid(s *render.ServiceReport) map[string]string {
 	return out
 }
 
-func problemsOf(s *render.ServiceReport) []render.Problem {
-	if s == nil {
-		return nil
-	}
-	return s.Problems()
-}
-
 func conflicted(s *render.ServiceReport) bool { return s != nil && s.Conflicted() }
-
-func endpointChanges(prev, next *render.ServiceReport) []string {
-	get := func(s *render.ServiceReport) map[string]int {
-		if s == nil || s.Endpoints == nil {
-			return map[string]int{}
-		}
-		return s.Endpoints
-	}
-	p, n := get(prev), get(next)
-	var out []string
-	for _, m := range unionKeys(p, n) {
-		if p[m] != n[m] {
-			out = append(out, fmt.Sprintf("%s %d -> %d", m, p[m], n[m]))
-		}
-	}
-	return out
-}
-
-// setDiff returns what b adds to a and what it lacks of a, sorted.
-func setDiff(a, b []string) (added, gone []string) {
-	as, bs := toSet(a), toSet(b)
-	for _, x := range b {
-		if !as[x] {
-			added = append(added, x)
-		}
-	}
-	for _, x := range a {
-		if !bs[x] {
-			gone = append(gone, x)
-		}
-	}
-	sort.Strings(added)
-	sort.Strings(gone)
-	return added, gone
-}
 
 func toSet(s []string) map[string]bool {
 	m := make(map[string]bool, len(s))

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package change
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/mcs-gitops/mcs-gitops/render"
+)
+
+// randomReport makes a report from a small pool of services, members,
+// ports and values, so that two of them overlap in every way a change
+// can: the same service on both sides with other importers, exports,
+// fields, conflicts, policies and counts.
+func randomReport(r *rand.Rand) *render.Report {
+	members := []string{"cluster-1", "cluster-2", "cluster-3", "cluster-4"}
+	some := func() []string {
+		var out []string
+		for _, m := range members {
+			if r.IntN(2) == 0 {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
+	rep := &render.Report{}
+	for _, ns := range []string{"shop", "web"} {
+		for _, name := range []string{"cart", "frontend", "svc2", "svc10"} {
+			if r.IntN(3) == 0 {
+				continue
+			}
+			s := render.ServiceReport{Namespace: ns, Name: name, Type: pick("ClusterSetIP", "Headless"), ImportedBy: some()}
+			for _, m := range some() {
+				e := render.ExportReport{Member: m, ClusterID: m}
+				if r.IntN(4) == 0 {
+					e.Conditions = append(e.Conditions, render.Condition{Type: "Valid", Status: "False", Reason: pick("NoService", "InvalidServiceType")})
+				} else {
+					e.Conditions = append(e.Conditions, render.Condition{Type: "Valid", Status: "True", Reason: "Valid"})
+					if r.IntN(3) == 0 {
+						e.Conditions = append(e.Conditions, render.Condition{Type: "Conflict", Status: "True", Reason: pick("PortConflict", "TypeConflict"), Message: "m"})
+					}
+				}
+				s.Exports = append(s.Exports, e)
+			}
+			if r.IntN(4) > 0 {
+				imp := &render.ImportSpec{SessionAffinity: pick("None", "ClientIP"), IPFamilies: []string{pick("IPv4", "IPv6")}}
+				for _, p := range []string{"http", "grpc", ""} {
+					if r.IntN(2) == 0 {
+						imp.Ports = append(imp.Ports, render.ImportPort{Name: p, Port: int32(8000 + r.IntN(2)), Protocol: pick("TCP", "UDP")})
+					}
+				}
+				if r.IntN(2) == 0 {
+					imp.ExportedLabels = map[string]string{"team": pick("a", "b")}
+				}
+				s.Import = imp
+			}
+			for _, m := range some() {
+				if r.IntN(2) == 0 {
+					p := render.PolicyReport{Member: m, LbType: pick("Locality", "FailOver", "ActiveActive"), Clusters: some()}
+					if r.IntN(2) == 0 {
+						p.Weights = map[string]int32{"cluster-1": int32(r.IntN(3)), "cluster-2": 1}
+					}
+					s.Policies = append(s.Policies, p)
+				}
+			}
+			if len(s.Exports) > 0 {
+				s.Endpoints = map[string]int{}
+				for _, e := range s.Exports {
+					s.Endpoints[e.Member] = r.IntN(3)
+				}
+			}
+			rep.Services = append(rep.Services, s)
+		}
+	}
+	return rep
+}
+
+// FuzzInverse: for any two renders A and B, the change from B to A is the
+// inverse of the change from A to B, the change from A to A is empty, and
+// applying the change from A to B to A's reach gives B's.
+func FuzzInverse(f *testing.F) {
+	for i := range uint64(20) {
+		f.Add(i, i*7919+1)
+	}
+	f.Fuzz(func(t *testing.T, seedA, seedB uint64) {
+		a := randomReport(rand.New(rand.NewPCG(seedA, 1)))
+		b := randomReport(rand.New(rand.NewPCG(seedB, 2)))
+		ab, ba := Between(a, b), Between(b, a)
+		if !reflect.DeepEqual(ba, ab.Inverse()) {
+			t.Fatalf("B->A is not the inverse of A->B\nA->B inverted: %+v\nB->A:          %+v", ab.Inverse(), ba)
+		}
+		if got := Between(a, a); len(got.Services) != 0 {
+			t.Fatalf("A->A is not empty: %+v", got)
+		}
+		if got, want := ab.Apply(ReachOf(a)), ReachOf(b); !reflect.DeepEqual(got, want) {
+			t.Fatalf("A's reach after A->B:\n%v\nB's reach:\n%v", got, want)
+		}
+		if got, want := ab.Inverse().Apply(ReachOf(b)), ReachOf(a); !reflect.DeepEqual(got, want) {
+			t.Fatalf("B's reach after the inverse: %v, want A's %v", got, want)
+		}
+		if ab.Apply(ReachOf(nil)) == nil || fmt.Sprint(Between(nil, nil)) != "{[]}" {
+			t.Fatal("nothing rendered on either side")
+		}
+	})
+}

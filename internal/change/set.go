@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package change
+
+// Set is what a change does, service by service, sorted by namespace and
+// name; services the change leaves alone are not in it.
+type Set struct {
+	Services []Service `json:"services"`
+}
+
+// Service is what a change does to one service. Every list is sorted by
+// member, and every entry carries its old and new value.
+type Service struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Gained and Lost are the members that start or stop importing the
+	// service: who can now reach it, and who no longer can.
+	Gained []string `json:"reachGained,omitempty"`
+	Lost   []string `json:"reachLost,omitempty"`
+	// Exports are the members whose export appeared, went, or became valid
+	// or invalid.
+	Exports []Export `json:"exports,omitempty"`
+	// Fields are the properties of the merged import that changed.
+	Fields []Field `json:"fields,omitempty"`
+	// Conflicts are the exports whose Conflict condition appeared, went
+	// or changed reason.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Policies are the consumers whose GlobalTrafficPolicy changed where
+	// their traffic goes.
+	Policies []Policy `json:"policies,omitempty"`
+	// Endpoints counts each exporter's ready endpoints before and after;
+	// endpoint churn is counted, never listed.
+	Endpoints []Count `json:"endpoints,omitempty"`
+}
+
+// Export is one member's export of a service: its state before and after.
+type Export struct {
+	Member string      `json:"member"`
+	Old    ExportState `json:"old"`
+	New    ExportState `json:"new"`
+}
+
+// ExportState is an export's state in one render: absent (""), Valid, or
+// the reason it is invalid.
+type ExportState string
+
+// Valid is the state of an export that contributes to the import.
+const Valid ExportState = "Valid"
+
+// Field is one property of the merged import. Name says which: "type",
+// "port http" (ports by name, or by number/protocol when unnamed),
+// "sessionAffinity", "ipFamilies", "internalTrafficPolicy",
+// "trafficDistribution", "label KEY", "annotation KEY". An empty Old is a
+// port, label or annotation added; an empty New one removed.
+type Field struct {
+	Name string `json:"name"`
+	Old  string `json:"old,omitempty"`
+	New  string `json:"new,omitempty"`
+}
+
+// Conflict is one export's Conflict condition: "" when none, else its
+// reason (PortConflict, TypeConflict, ... joined by commas) and message.
+type Conflict struct {
+	Member     string `json:"member"`
+	Old        string `json:"old,omitempty"`
+	New        string `json:"new,omitempty"`
+	OldMessage string `json:"oldMessage,omitempty"`
+	NewMessage string `json:"newMessage,omitempty"`
+}
+
+// Policy is one consumer's traffic policy for the service; nil when it
+// has none.
+type Policy struct {
+	Member string       `json:"member"`
+	Old    *PolicyState `json:"old,omitempty"`
+	New    *PolicyState `json:"new,omitempty"`
+}
+
+// PolicyState is where a policy sends the consumer's traffic: its mode,
+// the clusters its derived Service gets (in priority order) and the
+// weights of a weighted route.
+type PolicyState struct {
+	Mode     string           `json:"mode"`
+	Clusters []string         `json:"clusters"`
+	Weights  map[string]int32 `json:"weights,omitempty"`
+}
+
+// Count is one member's ready endpoints for the service before and after.
+type Count struct {
+	Member string `json:"member"`
+	Old    int    `json:"old"`
+	New    int    `json:"new"`
+}
+
+// Key is "namespace/name".
+func (s Service) Key() string { return s.Namespace + "/" + s.Name }
+
+// ExportersAdded are the members whose export now contributes and did
+// not: a new export, or one that became valid.
+func (s Service) ExportersAdded() []string {
+	var out []string
+	for _, e := range s.Exports {
+		if e.New == Valid && e.Old != Valid {
+			out = append(out, e.Member)
+		}
+	}
+	return out
+}
+
+// ExportersRemoved are the members whose export contributed and no
+// longer does: withdrawn, or invalid now.
+func (s Service) ExportersRemoved() []string {
+	var out []string
+	for _, e := range s.Exports {
+		if e.Old == Valid && e.New != Valid {
+			out = append(out, e.Member)
+		}
+	}
+	return out
+}
