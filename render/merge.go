@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -441,6 +442,26 @@ func (m *merged) conditions(e *export, importers int, partial []PartialPort) []C
 	}
 	out = append(out, Condition{Type: "Ready", Status: "True", Reason: string(mcsv1alpha1.ServiceExportReasonExported),
 		Message: fmt.Sprintf("rendered for %d member(s)", importers) + PartialPortsNote(partial, familyNames(m.families))})
+	return out
+}
+
+// servesNothing turns the Ready condition of an export whose every port
+// lost a conflict to False: it is valid, and the Conflict condition says
+// why it lost, but no member sends it traffic, and saying Exported would
+// hide that its endpoints are not capacity.
+func servesNothing(conds []Condition, m *merged, e *export) []Condition {
+	ports := make([]string, len(m.ports))
+	for i, p := range m.ports {
+		ports[i] = describePort(p)
+	}
+	out := slices.Clone(conds)
+	for i, c := range out {
+		if c.Type == "Ready" {
+			out[i] = Condition{Type: "Ready", Status: "False", Reason: string(mcsv1alpha1.ServiceExportReasonFailed),
+				Message: fmt.Sprintf("not exported: none of its ports is a port of the ServiceImport (%s), so no member sends it traffic: its %d ready endpoint(s) serve nothing",
+					strings.Join(ports, ", "), e.ready)}
+		}
+	}
 	return out
 }
 

@@ -115,16 +115,26 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 			}
 		}
 		var mg *merged
+		var sv *svc
 		var unreached map[*export][]string
 		if len(valid) > 0 {
 			mg = merge(valid)
 			rep.Type = string(mg.importType)
 			rep.Import = importSpec(mg)
 			rep.Endpoints = map[string]int{}
+			sv = newSvc(key.ns, key.name, mg, valid, plan)
+			if len(mg.conflicts) > 0 {
+				rep.Winner = mg.winner.m.name
+			}
 			var contributors []string
 			for _, e := range valid {
-				contributors = append(contributors, e.m.clusterID)
-				rep.Endpoints[e.m.name] += e.ready
+				// An export whose every port lost a conflict serves nothing:
+				// it is not a source of the import, and its endpoints are
+				// not capacity.
+				if !sv.servesNothing(e) {
+					contributors = append(contributors, e.m.clusterID)
+					rep.Endpoints[e.m.name] += e.ready
+				}
 				// An export its gateway cannot carry stays valid for the
 				// members that reach it directly; see svc.endpoints.
 				if r := plan.routes[e]; r != nil && r.invalid == nil {
@@ -134,7 +144,6 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 				}
 			}
 			sort.Strings(contributors)
-			sv := newSvc(key.ns, key.name, mg, valid, plan)
 			rep.PartialPorts = sv.partialPorts(valid)
 			if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
 				sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
@@ -207,6 +216,9 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
 			if er.Conditions == nil {
 				er.Conditions = mg.conditions(e, len(rep.ImportedBy), rep.PartialPorts)
+				if sv != nil && sv.servesNothing(e) {
+					er.Conditions = servesNothing(er.Conditions, mg, e)
+				}
 				if r := plan.routes[e]; r != nil && r.invalid != nil {
 					er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
 				}

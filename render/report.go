@@ -55,6 +55,10 @@ type ServiceReport struct {
 	// Ready=False condition where the API has one (v1beta1), but no
 	// derived Service or endpoints.
 	NotServed []NotServed `json:"notServed,omitempty"`
+	// Winner is the member whose export's properties the import takes,
+	// when exports of the service conflict; every losing export's
+	// Conflict message names it.
+	Winner string `json:"winner,omitempty"`
 	// PartialPorts are the import's ports some of its IP families cannot
 	// reach; the exports' and imports' Ready messages name them.
 	PartialPorts []PartialPort `json:"partialPorts,omitempty"`

@@ -56,6 +56,13 @@ func newSvc(ns, name string, mg *merged, valid []*export, plan *gatewayPlan) *sv
 	return s
 }
 
+// servesNothing reports whether none of the export's ports is one of the
+// import's (every one lost a conflict), so it contributes no endpoint. An
+// import without ports (headless) takes every export's endpoints.
+func (s *svc) servesNothing(e *export) bool {
+	return len(s.mg.ports) > 0 && len(s.offered[e]) == 0
+}
+
 func (s *svc) podSlices(e *export, target string) []podSlice {
 	out := make([]podSlice, 0, len(e.slices))
 	prefix := s.slicePrefix(e, target)

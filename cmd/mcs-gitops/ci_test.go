@@ -43,7 +43,8 @@ func TestValidateFailOn(t *testing.T) {
 
 	out, err := validate()
 	require.NoError(t, err, "problems are not errors by default")
-	assert.Contains(t, out, "2 problem(s)")
+	// Both exports conflict, and cluster-3's serves nothing: every port lost.
+	assert.Contains(t, out, "3 problem(s)")
 
 	_, err = validate("--fail-on=invalid,CONFLICT")
 	assert.Equal(t, 1, exitCode(err))
@@ -51,8 +52,12 @@ func TestValidateFailOn(t *testing.T) {
 	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-1: PortConflict")
 	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-3: PortConflict")
 
-	_, err = validate("--fail-on", "Invalid, warning,notready,missingnamespace,policy")
+	_, err = validate("--fail-on", "Invalid, warning,missingnamespace,policy")
 	assert.NoError(t, err, "no problem of those kinds")
+
+	_, err = validate("--fail-on=notready")
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "NotReady: httpbin/httpbin from cluster-3: Failed: not exported: none of its ports is a port of the ServiceImport")
 
 	_, err = validate("--fail-on=conflicts")
 	assert.Equal(t, 2, exitCode(err))
@@ -71,7 +76,7 @@ func TestValidateJSON(t *testing.T) {
 	assert.Equal(t, []string{"cluster-1", "cluster-2", "cluster-3"}, got.Members)
 	assert.Equal(t, []string{"db/postgres", "httpbin/httpbin"}, got.Services)
 	assert.Equal(t, []string{}, got.Warnings)
-	require.Len(t, got.Problems, 2)
+	require.Len(t, got.Problems, 3)
 	assert.Equal(t, problemJSON{Kind: "Conflict", Service: "httpbin/httpbin", Member: "cluster-3", Reason: "PortConflict",
 		Message: got.Problems[1].Message}, got.Problems[1])
 	assert.Contains(t, got.Problems[1].Message, `port "http" 8001/TCP conflicts`)

@@ -82,9 +82,11 @@ func exportStates(s *render.ServiceReport) map[string]ExportState {
 		st := Valid
 		if c, ok := e.Condition("Valid"); ok && c.Status != "True" {
 			st = ExportState(c.Reason)
-			if st == "" || st == Valid {
+			if st == "" || st == Valid || st == NotReady {
 				st = "Invalid"
 			}
+		} else if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
+			st = NotReady
 		}
 		out[e.Member] = st
 	}

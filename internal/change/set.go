@@ -40,12 +40,17 @@ type Export struct {
 	New    ExportState `json:"new"`
 }
 
-// ExportState is an export's state in one render: absent (""), Valid, or
-// the reason it is invalid.
+// ExportState is an export's state in one render: absent (""), Valid,
+// NotReady, or the reason it is invalid.
 type ExportState string
 
-// Valid is the state of an export that contributes to the import.
-const Valid ExportState = "Valid"
+const (
+	// Valid is the state of an export that serves the import.
+	Valid ExportState = "Valid"
+	// NotReady is a valid export that serves nothing: every port lost a
+	// conflict, or no member can reach it (Ready=False).
+	NotReady ExportState = "NotReady"
+)
 
 // Field is one property of the merged import. Name says which: "type",
 // "port http" (ports by name, or by number/protocol when unnamed),

@@ -24,6 +24,10 @@ type svcDiff struct {
 	newlyInvalid              []string          // "member (Reason)"
 	invalidNow                map[string]string // member -> reason, newly invalid only
 	conflictNew, conflictGone bool
+	// stopped and resumed are the exporters that stop serving the
+	// service while still exporting it (every port lost a conflict), or
+	// serve it again.
+	stopped, resumed []string
 	endpoints                 []string // "member a -> b"
 	changedIn                 []string // importers with files changed
 	// policies are the consumers whose traffic policy now sends them
@@ -57,17 +61,22 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		s.change = change.ServiceBetween(s.prev, s.next)
 		s.importsAdded, s.importsGone = s.change.Gained, s.change.Lost
 		s.invalidNow = map[string]string{}
+		valid := func(st change.ExportState) bool { return st == change.Valid || st == change.NotReady }
 		for _, e := range s.change.Exports {
 			switch {
-			case e.New != "" && e.New != change.Valid && (e.Old == "" || e.Old == change.Valid):
+			case e.New != "" && !valid(e.New) && (e.Old == "" || valid(e.Old)):
 				// A new export that is invalid is reported as invalid, not
 				// as an export.
 				s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, e.New))
 				s.invalidNow[e.Member] = string(e.New)
-			case e.Old == "" && e.New == change.Valid:
+			case e.Old == "" && valid(e.New):
 				s.exportsAdded = append(s.exportsAdded, e.Member)
 			case e.New == "":
 				s.exportsGone = append(s.exportsGone, e.Member)
+			case e.Old == change.Valid && e.New == change.NotReady:
+				s.stopped = append(s.stopped, e.Member)
+			case e.Old == change.NotReady && e.New == change.Valid:
+				s.resumed = append(s.resumed, e.Member)
 			}
 		}
 		pc, nc := conflicted(s.prev), conflicted(s.next)
@@ -105,11 +114,21 @@ func (d *reportDiff) events() []string {
 		if len(s.fields) > 0 {
 			fields = append(fields, fmt.Sprintf("change %s: %s", s.key, list(s.fields)))
 		}
-		if s.conflictNew {
+		switch {
+		case s.conflictNew && len(s.stopped) > 0:
+			conflicts = append(conflicts, fmt.Sprintf("conflict on %s: %s no longer %s it", s.key, list(s.stopped), serves(s.stopped)))
+		case s.conflictNew:
 			conflicts = append(conflicts, "conflict on "+s.key)
+		case len(s.stopped) > 0:
+			conflicts = append(conflicts, fmt.Sprintf("%s no longer %s %s", list(s.stopped), serves(s.stopped), s.key))
 		}
-		if s.conflictGone {
+		switch {
+		case s.conflictGone && len(s.resumed) > 0:
+			conflicts = append(conflicts, fmt.Sprintf("conflict resolved on %s: %s %s it again", s.key, list(s.resumed), serves(s.resumed)))
+		case s.conflictGone:
 			conflicts = append(conflicts, "conflict resolved on "+s.key)
+		case len(s.resumed) > 0:
+			conflicts = append(conflicts, fmt.Sprintf("%s %s %s again", list(s.resumed), serves(s.resumed), s.key))
 		}
 		if len(s.newlyInvalid) > 0 {
 			invalids = append(invalids, fmt.Sprintf("%s invalid in %s", s.key, list(s.newlyInvalid)))
@@ -121,7 +140,7 @@ func (d *reportDiff) events() []string {
 			if len(s.exportsGone) > 0 {
 				exports = append(exports, fmt.Sprintf("unexport %s from %s", s.key, list(s.exportsGone)))
 			}
-			if len(s.endpoints) > 0 && len(s.exportsAdded) == 0 && len(s.exportsGone) == 0 {
+			if len(s.endpoints) > 0 && len(s.exportsAdded) == 0 && len(s.exportsGone) == 0 && !s.endpointsExplained() {
 				endpoints = append(endpoints, "endpoints of "+s.key)
 			}
 		}
@@ -131,6 +150,25 @@ func (d *reportDiff) events() []string {
 		out = append(out, g...)
 	}
 	return out
+}
+
+func serves(members []string) string {
+	if len(members) == 1 {
+		return "serves"
+	}
+	return "serve"
+}
+
+// endpointsExplained reports whether every endpoint count that changed is
+// an exporter's that stopped or resumed serving: the event that says so
+// says it all.
+func (s *svcDiff) endpointsExplained() bool {
+	for _, c := range s.change.Endpoints {
+		if !slices.Contains(s.stopped, c.Member) && !slices.Contains(s.resumed, c.Member) {
+			return false
+		}
+	}
+	return true
 }
 
 // importEvent says who the new imports come from. A service nobody
@@ -181,9 +219,21 @@ func (d *reportDiff) body(health []string) string {
 			conflicts = append(conflicts, s.key+": resolved")
 		}
 		if s.conflictNew || (s.next != nil && s.next.Conflicted() && (len(s.exportsAdded) > 0 || len(s.exportsGone) > 0)) {
+			// Each losing export's line names the winner; the winner's
+			// own would say every conflict again (see problemLines).
+			losers := 0
 			for _, e := range s.next.Exports {
-				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" {
-					conflicts = append(conflicts, fmt.Sprintf("%s from %s: %s: %s", s.key, e.Member, c.Reason, oneLine(c.Message)))
+				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" && e.Member != s.next.Winner {
+					losers++
+				}
+			}
+			for _, e := range s.next.Exports {
+				if c, ok := e.Condition("Conflict"); ok && c.Status == "True" && (e.Member != s.next.Winner || losers == 0) {
+					line := fmt.Sprintf("%s from %s: %s: %s", s.key, e.Member, c.Reason, oneLine(c.Message))
+					if r, ok := e.Condition("Ready"); ok && r.Status != "True" {
+						line += "; " + oneLine(r.Message)
+					}
+					conflicts = append(conflicts, line)
 				}
 			}
 		}

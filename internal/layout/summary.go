@@ -14,9 +14,9 @@ import (
 // exportMarks follow an exporter's name in the table for the problems of
 // its export.
 var exportMarks = map[render.ProblemKind]string{
-	render.ProblemInvalid:  " (invalid)",
-	render.ProblemConflict: " (conflict)",
-	render.ProblemNotReady: " (not ready)",
+	render.ProblemInvalid:  "invalid",
+	render.ProblemConflict: "conflict",
+	render.ProblemNotReady: "not ready",
 }
 
 // Summary is status/SUMMARY.md: the report for a person reviewing a commit.
@@ -41,16 +41,20 @@ func Summary(r *render.Report) string {
 		return naturalCompare(x.Name, y.Name)
 	})
 	for _, s := range services {
-		marks := map[string]string{}
+		marks := map[string][]string{}
 		for _, p := range s.Problems() {
-			problems = append(problems, p.String())
 			if mark, ok := exportMarks[p.Kind]; ok {
-				marks[p.Member] += mark
+				marks[p.Member] = append(marks[p.Member], mark)
 			}
 		}
+		problems = append(problems, problemLines(s)...)
 		exporters := make([]string, 0, len(s.Exports))
 		for _, e := range s.Exports {
-			exporters = append(exporters, e.Member+marks[e.Member])
+			name := e.Member
+			if m := marks[e.Member]; len(m) > 0 {
+				name += " (" + strings.Join(m, ", ") + ")"
+			}
+			exporters = append(exporters, name)
 		}
 		members := make([]string, 0, len(s.Endpoints))
 		for m := range s.Endpoints {
@@ -75,4 +79,38 @@ func Summary(r *render.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// problemLines are a service's problems as SUMMARY.md lists them: one
+// line per export, its Conflict and Ready=False joined. The winner of a
+// conflict has Conflict=True too (KEP-1645 puts it on every export), but
+// each losing export's line names the winner and what it lost, so the
+// winner's line would say every conflict a second time and is left out.
+func problemLines(s render.ServiceReport) []string {
+	probs := s.Problems()
+	losers := 0
+	for _, p := range probs {
+		if p.Kind == render.ProblemConflict && p.Member != s.Winner {
+			losers++
+		}
+	}
+	var out []string
+	last := -1 // index in out of the last export problem line, and its member
+	lastMember := ""
+	for _, p := range probs {
+		switch {
+		case p.Kind == render.ProblemConflict && p.Member == s.Winner && losers > 0:
+			continue
+		case p.Kind == render.ProblemNotReady && last == len(out)-1 && last >= 0 && lastMember == p.Member:
+			out[last] += fmt.Sprintf("; %s: %s", p.Reason, p.Message)
+			continue
+		}
+		out = append(out, p.String())
+		if _, export := exportMarks[p.Kind]; export {
+			last, lastMember = len(out)-1, p.Member
+		} else {
+			last = -1
+		}
+	}
+	return out
 }
