@@ -28,8 +28,8 @@ type svcDiff struct {
 	// service while still exporting it (every port lost a conflict), or
 	// serve it again.
 	stopped, resumed []string
-	endpoints                 []string // "member a -> b"
-	changedIn                 []string // importers with files changed
+	endpoints        []string // "member a -> b"
+	changedIn        []string // importers with files changed
 	// policies are the consumers whose traffic policy now sends them
 	// elsewhere: "cluster-2 (FailOver): cluster-2 -> cluster-1".
 	policies []string

@@ -37,7 +37,7 @@ type podRuntime struct {
 	// retried with a backoff, as a kubelet retries a pod sandbox.
 	failed        string
 	sandboxFailed bool
-	containers []*container
+	containers    []*container
 }
 
 // container is one container's process, restarted per the pod's policy,
