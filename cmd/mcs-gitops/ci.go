@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -109,27 +108,6 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// parseFailOn reads --fail-on, a comma list of problem kinds in any case.
-func parseFailOn(s string) (map[render.ProblemKind]bool, error) {
-	out := map[render.ProblemKind]bool{}
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		i := slices.IndexFunc(render.ProblemKinds, func(k render.ProblemKind) bool { return strings.EqualFold(string(k), name) })
-		if i < 0 {
-			valid := make([]string, len(render.ProblemKinds))
-			for j, k := range render.ProblemKinds {
-				valid[j] = strings.ToLower(string(k))
-			}
-			return nil, &exitError{2, fmt.Errorf("--fail-on: unknown problem kind %q; valid kinds: %s", name, strings.Join(valid, ", "))}
-		}
-		out[render.ProblemKinds[i]] = true
-	}
-	return out, nil
 }
 
 // summarize writes --summary for a render against a rendered tree whose

@@ -48,7 +48,7 @@ func TestValidateFailOn(t *testing.T) {
 
 	_, err = validate("--fail-on=invalid,CONFLICT")
 	assert.Equal(t, 1, exitCode(err))
-	assert.ErrorContains(t, err, "2 problem(s) of a kind in --fail-on")
+	assert.ErrorContains(t, err, "2 finding(s) of a kind in --fail-on")
 	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-1: PortConflict")
 	assert.ErrorContains(t, err, "Conflict: httpbin/httpbin from cluster-3: PortConflict")
 
@@ -61,7 +61,15 @@ func TestValidateFailOn(t *testing.T) {
 
 	_, err = validate("--fail-on=conflicts")
 	assert.Equal(t, 2, exitCode(err))
-	assert.ErrorContains(t, err, `unknown problem kind "conflicts"; valid kinds: invalid, conflict, notready, missingnamespace, warning, policy`)
+	assert.ErrorContains(t, err, `unknown kind "conflicts"; valid kinds: problems invalid, conflict, notready, missingnamespace, warning, policy; changes withdrawal`)
+
+	// Changes are against the rendered tree beside --inputs (none here:
+	// everything is new).
+	_, err = validate("--fail-on=new-conflict")
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "new-conflict: httpbin/httpbin: cluster-3's export: PortConflict")
+	_, err = validate("--fail-on=withdrawal")
+	assert.NoError(t, err)
 
 	_, err = validate("-o", "yaml")
 	assert.Equal(t, 2, exitCode(err))

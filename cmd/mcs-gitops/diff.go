@@ -17,6 +17,7 @@ func newDiffCommand() *cobra.Command {
 	var (
 		f          loopFlags
 		ci         ciFlags
+		fail       failOn
 		base, head string
 	)
 	cmd := &cobra.Command{
@@ -41,8 +42,17 @@ that directory), and describes the change between them the same way. In a
 pull request's checkout, --base origin/main shows what merging it would do,
 whether or not its author re-rendered. -o json adds base and head.
 
-Exit codes: 0 no change; 1 a change is pending (or a member could not be
-read); 2 invalid config, flags or input (with --base: a ref that does not
+--fail-on decides the exit code instead, for a CI job that should pass
+unless the change does something of a kind it names: problems of the world
+after it (invalid, conflict, notready, missingnamespace, warning, policy)
+and kinds of change (withdrawal: a member stops importing a service;
+new-reachability; new-conflict; policy: a traffic policy changes where
+traffic goes; member: a member joins or leaves, with --base). Each finding is
+listed on stderr.
+
+Exit codes: 0 no change (with --fail-on: nothing of its kinds); 1 a change
+is pending (with --fail-on: something of its kinds), or a member could not
+be read; 2 invalid config, flags or input (with --base: a ref that does not
 resolve, a world that does not load, each error naming ref and file); 3 the
 repository could not be opened or --summary could not be written.`,
 		Example: `  mcs-gitops diff --config clusterset.yaml --repo .
@@ -57,8 +67,11 @@ repository could not be opened or --summary could not be written.`,
 			if err := ci.check(); err != nil {
 				return err
 			}
+			if err := fail.parse(); err != nil {
+				return err
+			}
 			if base != "" {
-				return runDiffBase(cmd.OutOrStdout(), f.config, base, head, &ci)
+				return runDiffBase(cmd.OutOrStdout(), f.config, base, head, &ci, &fail)
 			}
 			if cmd.Flags().Changed("head") {
 				return &exitError{2, fmt.Errorf("--head needs --base")}
@@ -92,6 +105,9 @@ repository could not be opened or --summary could not be written.`,
 			if len(d.Unread) > 0 {
 				return &exitError{1, fmt.Errorf("could not read: %v", d.Unread)}
 			}
+			if fail.set() {
+				return fail.check(d.Summary.Problems, d.Summary.Change)
+			}
 			if !d.Empty() {
 				return &exitError{1, fmt.Errorf("%d file(s) would change", d.Files)}
 			}
@@ -100,13 +116,14 @@ repository could not be opened or --summary could not be written.`,
 	}
 	f.register(cmd, true)
 	ci.register(cmd)
+	fail.register(cmd)
 	cmd.Flags().StringVar(&base, "base", "", "render the world of this commit (a branch, tag, origin/main, a hash) and of --head from Git, and describe the change between them; no member is read")
 	cmd.Flags().StringVar(&head, "head", "HEAD", "with --base: the commit whose world the change leads to")
 	return cmd
 }
 
 // runDiffBase is diff --base.
-func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags) error {
+func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *failOn) error {
 	d, err := diffBase(config, base, head, time.Now())
 	if err != nil {
 		return err
@@ -123,6 +140,9 @@ func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags) error {
 		}
 	} else {
 		d.writeText(w)
+	}
+	if fail.set() {
+		return fail.check(append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...), d.summary.Change)
 	}
 	if !d.empty() {
 		return &exitError{1, fmt.Errorf("%d file(s) change from %s to %s", len(d.changes.Written)+len(d.changes.Removed), base, head)}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -143,6 +144,7 @@ func diffBase(config, base, head string, now time.Time) (*baseDiff, error) {
 		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c})
 	}
 	d.summary = layout.NewChangeSummary(&b.out.Report, &h.out.Report, c, h.cfg.MemberNames())
+	d.summary.Change.Members = change.MembersBetween(b.cfg.MemberNames(), h.cfg.MemberNames())
 	return d, nil
 }
 

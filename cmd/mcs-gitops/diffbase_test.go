@@ -145,3 +145,47 @@ func TestColourPatch(t *testing.T) {
 	defer f.Close()
 	assert.False(t, colours(f), "a file is not a terminal")
 }
+
+// --fail-on decides diff's exit code: a change that withdraws a service
+// from every member fails on withdrawal and passes on kinds it does not
+// do; an unknown kind names the valid ones.
+func TestDiffFailOn(t *testing.T) {
+	root, config := demoRepo(t)
+	dir := filepath.Dir(config)
+	diff := func(args ...string) (string, error) {
+		return run(t, append([]string{"diff", "--config", config, "--base", "main"}, args...)...)
+	}
+	gitRun(t, root, "checkout", "-q", "-b", "pr")
+	p := filepath.Join(dir, "inputs", "cluster-3.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	unexport := "---\napiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata:\n  name: postgres\n  namespace: db\n  creationTimestamp: \"2026-11-03T08:00:00Z\"\n"
+	require.Contains(t, string(data), unexport)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), unexport, "", 1)), 0o644))
+	gitRun(t, root, "commit", "-q", "-am", "unexport postgres")
+
+	_, err = diff()
+	assert.Equal(t, 1, exitCode(err), "without --fail-on, any change is exit 1")
+	_, err = diff("--fail-on=new-reachability,new-conflict,member,conflict")
+	assert.NoError(t, err, "nothing of those kinds")
+	_, err = diff("--fail-on", "Withdrawal")
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "withdrawal: db/postgres: no longer imported by cluster-1, cluster-2, cluster-3")
+
+	_, err = diff("--fail-on=withdrawals")
+	assert.Equal(t, 2, exitCode(err))
+	assert.ErrorContains(t, err, `unknown kind "withdrawals"; valid kinds: problems invalid, conflict, notready, missingnamespace, warning, policy; changes withdrawal, new-reachability, new-conflict, policy, member`)
+
+	// A member leaving is a member change, and a withdrawal from it.
+	cs, err := os.ReadFile(config)
+	require.NoError(t, err)
+	member := "  - name: cluster-2\n    region: eu-west\n    zone: eu-west-1b\n    kubeconfig:\n      path: kubeconfigs/cluster-2.yaml\n"
+	require.Contains(t, string(cs), member)
+	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(cs), member, "", 1)), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "inputs", "cluster-2.yaml")))
+	gitRun(t, root, "commit", "-q", "-am", "cluster-2 leaves")
+	_, err = diff("--fail-on=member,withdrawal")
+	assert.Equal(t, 1, exitCode(err))
+	assert.ErrorContains(t, err, "member: member cluster-2 leaves the ClusterSet")
+	assert.ErrorContains(t, err, "withdrawal: httpbin/httpbin: no longer imported by cluster-2")
+}

@@ -5,7 +5,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -190,7 +193,7 @@ or --summary could not be written.`,
 func newValidateCommand() *cobra.Command {
 	var src sourceFlags
 	var ci ciFlags
-	var failOn string
+	var fail failOn
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the ClusterSet config and every member's snapshot",
@@ -209,7 +212,13 @@ whose kubernetes.io/service-name label is missing or names no Service of that
 snapshot (no export uses its endpoints). It writes nothing but the --summary
 file. Problems are not errors unless --fail-on names their kind
 (comma-separated, in any case): Invalid, Conflict, NotReady,
-MissingNamespace, Warning (both kinds of warning) or Policy.
+MissingNamespace, Warning (both kinds of warning) or Policy. --fail-on also
+takes kinds of change, against the rendered tree beside --inputs (what
+re-rendering would commit): withdrawal (a member stops importing a
+service), new-reachability (a member starts importing one), new-conflict,
+policy (a traffic policy changes where traffic goes; "policy" also names
+the problem of a policy not applied) and member (a member joins or leaves,
+against status/members.yaml).
 Gateway port allocations are read from status/gateways.yaml beside --inputs.
 
 -o json prints {members, services, warnings, problems: [{kind, service,
@@ -218,8 +227,8 @@ member, reason, message}]}; a snapshot file's warning has no service.
 added, removed and changed relative to the rendered tree beside --inputs
 (status/ and clusters/), and the problems.
 
-Exit codes: 0 valid; 1 a problem of a kind in --fail-on (each listed on
-stderr); 2 invalid; 3 --summary could not be written, or the rendered tree
+Exit codes: 0 valid; 1 a problem or change of a kind in --fail-on (each
+listed on stderr); 2 invalid; 3 --summary could not be written, or the rendered tree
 it compares with could not be read.`,
 		Example: `  mcs-gitops validate --config clusterset.yaml --inputs inputs/
 
@@ -230,8 +239,7 @@ it compares with could not be read.`,
 			if err := ci.check(); err != nil {
 				return err
 			}
-			fail, err := parseFailOn(failOn)
-			if err != nil {
+			if err := fail.parse(); err != nil {
 				return err
 			}
 			repo := filepath.Dir(filepath.Clean(src.inputs))
@@ -274,21 +282,21 @@ it compares with could not be read.`,
 				fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
 					len(cfg.Spec.Members), len(result.Report.Services), len(problems))
 			}
-			var failed []string
-			for _, p := range problems {
-				if fail[p.Kind] {
-					failed = append(failed, fmt.Sprintf("%s: %s", p.Kind, p))
+			// A change is against the rendered tree beside --inputs, as
+			// --summary's: what re-rendering would commit.
+			var set change.Set
+			if fail.wantsChanges() {
+				set = change.Between(committed.Report, &result.Report)
+				if len(committed.Health) > 0 {
+					set.Members = change.MembersBetween(slices.Sorted(maps.Keys(committed.Health)), cfg.MemberNames())
 				}
 			}
-			if len(failed) > 0 {
-				return &exitError{1, fmt.Errorf("%d problem(s) of a kind in --fail-on:\n  %s", len(failed), strings.Join(failed, "\n  "))}
-			}
-			return nil
+			return fail.check(problems, set)
 		},
 	}
 	src.register(cmd)
 	ci.register(cmd)
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit 1 when a problem of one of these kinds is found: a comma list of invalid, conflict, notready, missingnamespace, warning, policy (default: none)")
+	fail.register(cmd)
 	return cmd
 }
 

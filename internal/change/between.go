@@ -25,7 +25,7 @@ func Between(prev, next *render.Report) Set {
 	slices.Sort(keys)
 	set := Set{Services: []Service{}}
 	for _, k := range keys {
-		if s := ServiceBetween(p[k], n[k]); !s.empty() {
+		if s := ServiceBetween(p[k], n[k]); !s.Empty() {
 			set.Services = append(set.Services, s)
 		}
 	}
@@ -60,7 +60,8 @@ func ServiceBetween(prev, next *render.ServiceReport) Service {
 	return s
 }
 
-func (s Service) empty() bool {
+// Empty reports whether the change leaves the service alone.
+func (s Service) Empty() bool {
 	return len(s.Gained) == 0 && len(s.Lost) == 0 && len(s.Exports) == 0 && len(s.Fields) == 0 &&
 		len(s.Conflicts) == 0 && len(s.Policies) == 0 && len(s.Endpoints) == 0
 }

@@ -4,6 +4,7 @@ package change
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -14,6 +15,9 @@ func (s Set) Inverse() Set {
 	out := Set{Services: make([]Service, len(s.Services))}
 	for i, v := range s.Services {
 		out.Services[i] = v.inverse()
+	}
+	for _, m := range s.Members {
+		out.Members = append(out.Members, Member{Name: m.Name, New: !m.New})
 	}
 	return out
 }
@@ -82,4 +86,8 @@ func (s Set) Apply(r Reach) Reach {
 		}
 	}
 	return out
+}
+
+func sortMembers(ms []Member) {
+	slices.SortFunc(ms, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -6,6 +6,9 @@ package change
 // name; services the change leaves alone are not in it.
 type Set struct {
 	Services []Service `json:"services"`
+	// Members are the members joining or leaving the ClusterSet, when the
+	// caller knows both sides' members (MembersBetween).
+	Members []Member `json:"members,omitempty"`
 }
 
 // Service is what a change does to one service. Every list is sorted by

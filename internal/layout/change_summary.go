@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
+
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -23,13 +25,16 @@ type ChangeSummary struct {
 	// Fields says, for each service whose merged import changed, how:
 	// "port http 8000/TCP -> 8001/TCP".
 	Fields map[string][]string
+	// Change is the model every line above is worded from; a caller that
+	// knows both sides' members sets Change.Members.
+	Change change.Set
 }
 
 // NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
 // Every member in members is listed, in that order, changed or not.
 func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *ChangeSummary {
 	d := diffReports(prev, next, c)
-	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges()}
+	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges(), Change: d.set()}
 	r.Events = d.events()
 	if len(r.Events) == 0 {
 		r.Events = fallbackEvents(c)

@@ -353,6 +353,17 @@ func (d *reportDiff) fieldChanges() map[string][]string {
 	return out
 }
 
+// set is the change model of the services that changed.
+func (d *reportDiff) set() change.Set {
+	out := change.Set{Services: []change.Service{}}
+	for _, s := range d.services {
+		if !s.change.Empty() {
+			out.Services = append(out.Services, s.change)
+		}
+	}
+	return out
+}
+
 // service is the diff of the service called key (namespace/name).
 func (d *reportDiff) service(key string) *svcDiff {
 	i := sort.Search(len(d.services), func(i int) bool { return d.services[i].key >= key })
