@@ -120,8 +120,27 @@ func parse(member, file string, data []byte, strict bool, now time.Time) (*Snaps
 	return parseSources(member, file, []Source{{File: file, Data: data}}, strict, now)
 }
 
-func parseSources(member, whole string, srcs []Source, strict bool, now time.Time) (*Snapshot, error) {
-	p := &parser{s: &Snapshot{Member: member}, seen: map[string]position{}, strict: strict, now: now}
+// ParseManifests reads an application's manifests (plain YAML, several
+// files, `kustomize build` output) for a what-if render (Snapshot.With):
+// strictly, as a snapshot file, except that objects need no
+// creationTimestamp (an object the manifests create is created at now)
+// and kinds a snapshot does not read (Deployments, ConfigMaps, ...) are
+// skipped. Manifests with none of the kinds it reads are an error: the
+// what-if would show nothing.
+func ParseManifests(member, whole string, srcs []Source, now time.Time) (*Snapshot, error) {
+	p := &parser{s: &Snapshot{Member: member}, seen: map[string]position{}, strict: true, manifests: true, now: now}
+	if err := p.read(srcs); err != nil {
+		return nil, err
+	}
+	p.file = whole
+	if len(p.s.Namespaces)+len(p.s.Services)+len(p.s.ServiceExports)+len(p.s.GlobalTrafficPolicies) == 0 {
+		return nil, p.errorf(0, "", "holds %d object(s), no Namespace, Service, ServiceExport or GlobalTrafficPolicy", p.objects)
+	}
+	p.s.sort()
+	return p.s, nil
+}
+
+func (p *parser) read(srcs []Source) error {
 	for _, src := range srcs {
 		p.file = src.File
 		p.files = append(p.files, src.File)
@@ -130,9 +149,17 @@ func parseSources(member, whole string, srcs []Source, strict bool, now time.Tim
 				continue
 			}
 			if err := p.document(d.line, d.body); err != nil {
-				return nil, err
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+func parseSources(member, whole string, srcs []Source, strict bool, now time.Time) (*Snapshot, error) {
+	p := &parser{s: &Snapshot{Member: member}, seen: map[string]position{}, strict: strict, now: now}
+	if err := p.read(srcs); err != nil {
+		return nil, err
 	}
 	p.file = whole
 	if p.s.empty() {
@@ -197,6 +224,9 @@ type parser struct {
 	// strict refuses unknown fields of the kinds mcs-gitops defines the
 	// reading of (strictKinds), and warns.
 	strict bool
+	// manifests reads an app's manifests (ParseManifests): an object
+	// without a creationTimestamp is created at now.
+	manifests bool
 	// now is the caller's clock, which a creationTimestamp must not be
 	// past (strict only).
 	now time.Time
@@ -338,6 +368,7 @@ func decodeInto[T any, PT interface {
 	*T
 	named
 	GetCreationTimestamp() metav1.Time
+	SetCreationTimestamp(metav1.Time)
 }](p *parser, line int, kind string, js []byte, dst *[]T, namespaced bool) error {
 	var obj T
 	if p.strict && strictKinds[kind] {
@@ -357,6 +388,9 @@ func decodeInto[T any, PT interface {
 		return p.errorf(line, kind, "%v", err)
 	}
 	o := PT(&obj)
+	if ts := o.GetCreationTimestamp(); p.manifests && ts.IsZero() {
+		o.SetCreationTimestamp(metav1.NewTime(p.now.UTC().Truncate(time.Second)))
+	}
 	ref := kind + " " + o.GetName()
 	if namespaced {
 		ref = kind + " " + o.GetNamespace() + "/" + o.GetName()

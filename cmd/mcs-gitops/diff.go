@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -18,6 +19,7 @@ func newDiffCommand() *cobra.Command {
 		f          loopFlags
 		ci         ciFlags
 		fail       failOn
+		what       whatIf
 		base, head string
 	)
 	cmd := &cobra.Command{
@@ -42,6 +44,17 @@ that directory), and describes the change between them the same way. In a
 pull request's checkout, --base origin/main shows what merging it would do,
 whether or not its author re-rendered. -o json adds base and head.
 
+--with PATH --in MEMBER is a what-if for an application's pull request: the
+Namespaces, Services, ServiceExports and GlobalTrafficPolicies of PATH (a
+file, a directory of .yaml/.yml/.json, or - for stdin, e.g. kustomize build
+output) are merged into MEMBER's snapshot before the head is rendered, as
+applying them would leave it (a Service keeps its assigned cluster IPs, an
+existing export its age; a new export is created now); --without PATH takes
+what PATH names out. Both repeat; without --base the change is from --head
+(default HEAD) to --head plus the manifests, so an app repository's CI can
+run, on a checkout of the ClusterSet's repository:
+  mcs-gitops diff --config clusterset.yaml --with ../app/deploy --in cluster-2
+
 --fail-on decides the exit code instead, for a CI job that should pass
 unless the change does something of a kind it names: problems of the world
 after it (invalid, conflict, notready, missingnamespace, warning, policy)
@@ -61,7 +74,10 @@ repository could not be opened or --summary could not be written.`,
   mcs-gitops diff --repo . --summary "$GITHUB_STEP_SUMMARY" -o json > pending.json
 
   # in a pull request's checkout: what merging it would change, offline
-  mcs-gitops diff --config clusterset.yaml --base origin/main --summary "$GITHUB_STEP_SUMMARY"`,
+  mcs-gitops diff --config clusterset.yaml --base origin/main --summary "$GITHUB_STEP_SUMMARY"
+
+  # in an app's pull request: what its ServiceExport would do in cluster-2
+  kustomize build deploy/ | mcs-gitops diff --config ../platform/clusterset.yaml --with - --in cluster-2 --fail-on=new-conflict,withdrawal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := ci.check(); err != nil {
@@ -70,8 +86,18 @@ repository could not be opened or --summary could not be written.`,
 			if err := fail.parse(); err != nil {
 				return err
 			}
+			if what.set() && base == "" {
+				base = head // a what-if compares the head with itself plus the manifests
+			}
 			if base != "" {
-				return runDiffBase(cmd.OutOrStdout(), f.config, base, head, &ci, &fail)
+				wi, err := what.load(cmd.InOrStdin(), time.Now())
+				if err != nil {
+					return err
+				}
+				return runDiffBase(cmd.OutOrStdout(), f.config, base, head, &ci, &fail, wi, &what)
+			}
+			if what.in != "" {
+				return &exitError{2, fmt.Errorf("--in goes with --with or --without")}
 			}
 			if cmd.Flags().Changed("head") {
 				return &exitError{2, fmt.Errorf("--head needs --base")}
@@ -92,7 +118,8 @@ repository could not be opened or --summary could not be written.`,
 			switch {
 			case ci.json():
 				err := writeJSON(w, diffJSON{Message: d.Message, Files: changedFiles(d.Changes), Members: d.Summary.Members,
-					Problems: problemsJSON(d.Summary.Problems), Unread: orEmpty(d.Unread)})
+					Problems: problemsJSON(d.Summary.Problems), Unread: orEmpty(d.Unread),
+					Change: d.Summary.Change, Findings: findings(d.Summary.Change)})
 				if err != nil {
 					return err
 				}
@@ -117,16 +144,20 @@ repository could not be opened or --summary could not be written.`,
 	f.register(cmd, true)
 	ci.register(cmd)
 	fail.register(cmd)
+	what.register(cmd)
 	cmd.Flags().StringVar(&base, "base", "", "render the world of this commit (a branch, tag, origin/main, a hash) and of --head from Git, and describe the change between them; no member is read")
 	cmd.Flags().StringVar(&head, "head", "HEAD", "with --base: the commit whose world the change leads to")
 	return cmd
 }
 
 // runDiffBase is diff --base.
-func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *failOn) error {
-	d, err := diffBase(config, base, head, time.Now())
+func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *failOn, wi *loadedWhatIf, what *whatIf) error {
+	d, err := diffBase(config, base, head, time.Now(), wi)
 	if err != nil {
 		return err
+	}
+	if wi != nil {
+		d.whatIf = what.describe()
 	}
 	if err := ci.writeSummary(d.summary); err != nil {
 		return err
@@ -134,7 +165,8 @@ func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *fail
 	if ci.json() {
 		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)
 		err := writeJSON(w, diffJSON{Message: d.message, Files: changedFiles(d.changes), Members: d.summary.Members,
-			Problems: problemsJSON(problems), Unread: []string{}, Base: d.base.commit.String(), Head: d.head.commit.String()})
+			Problems: problemsJSON(problems), Unread: []string{}, Base: d.base.commit.String(), Head: d.head.commit.String(),
+			Change: d.summary.Change, Findings: findings(d.summary.Change)})
 		if err != nil {
 			return err
 		}
@@ -157,7 +189,21 @@ type diffJSON struct {
 	Members  []layout.MemberChange `json:"members"`
 	Problems []problemJSON         `json:"problems"`
 	Unread   []string              `json:"unread"`
+	// Change is the typed model every view words (internal/change): per
+	// service the reach gained and lost, exports, fields, conflicts,
+	// policies and endpoint counts, each old and new; Findings are its
+	// changes by --fail-on kind.
+	Change   change.Set       `json:"change"`
+	Findings []change.Finding `json:"findings"`
 	// Base and Head are the commits of diff --base; absent otherwise.
 	Base string `json:"base,omitempty"`
 	Head string `json:"head,omitempty"`
+}
+
+// findings is never nil, so JSON shows [] for none.
+func findings(s change.Set) []change.Finding {
+	if f := s.Findings(); f != nil {
+		return f
+	}
+	return []change.Finding{}
 }

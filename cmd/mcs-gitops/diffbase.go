@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ type side struct {
 // sub-path of repo the rendered tree is at). A rev that does not resolve,
 // or a world that does not load or render, is bad input (exit 2) naming
 // the file as git show takes it, rev:path.
-func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time) (*side, error) {
+func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time, wi *loadedWhatIf) (*side, error) {
 	commit, err := repo.Resolve(rev)
 	if err != nil {
 		return nil, &exitError{2, err}
@@ -65,6 +66,9 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time) (*side, error)
 		snaps []*snapshot.Snapshot
 		errs  []error
 	)
+	if wi != nil && !slices.Contains(cfg.MemberNames(), wi.member) {
+		return nil, &exitError{2, fmt.Errorf("--in %s: no such member in %s's %s (members: %s)", wi.member, rev, layout.ConfigFile, strings.Join(cfg.MemberNames(), ", "))}
+	}
 	members := map[string]bool{}
 	for _, m := range cfg.MemberNames() {
 		members[m] = true
@@ -78,6 +82,7 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time) (*side, error)
 			errs = append(errs, err)
 			continue
 		}
+		wi.apply(s, now)
 		snaps = append(snaps, s)
 	}
 	var strays []string
@@ -112,15 +117,17 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time) (*side, error)
 // read from Git.
 type baseDiff struct {
 	base, head *side
-	patch      string
-	changes    *gitsync.Changes
-	message    string
-	summary    *layout.ChangeSummary
+	// whatIf names the manifests merged into the head, if any.
+	whatIf  string
+	patch   string
+	changes *gitsync.Changes
+	message string
+	summary *layout.ChangeSummary
 }
 
 // diffBase renders base and head of the repository that holds the
 // directory of config and describes the change between them.
-func diffBase(config, base, head string, now time.Time) (*baseDiff, error) {
+func diffBase(config, base, head string, now time.Time, wi *loadedWhatIf) (*baseDiff, error) {
 	root, rel, err := gitsync.LocalRoot(filepath.Dir(config))
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("--base reads the repository that holds %s: %w", config, err)}
@@ -129,11 +136,11 @@ func diffBase(config, base, head string, now time.Time) (*baseDiff, error) {
 	if err != nil {
 		return nil, &exitError{3, err}
 	}
-	b, err := renderAt(repo, rel, base, now)
+	b, err := renderAt(repo, rel, base, now, nil)
 	if err != nil {
 		return nil, err
 	}
-	h, err := renderAt(repo, rel, head, now)
+	h, err := renderAt(repo, rel, head, now, wi)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +164,9 @@ func (d *baseDiff) writeText(w io.Writer) {
 		fmt.Fprintf(w, "warning: %s\n", p)
 	}
 	span := fmt.Sprintf("%s (%s) -> %s (%s)", d.base.rev, d.base.commit.String()[:12], d.head.rev, d.head.commit.String()[:12])
+	if d.whatIf != "" {
+		span += " " + d.whatIf
+	}
 	if d.empty() {
 		fmt.Fprintf(w, "no change: %s renders the same\n", span)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 )
 
@@ -82,6 +83,10 @@ func TestDiffBase(t *testing.T) {
 	assert.Len(t, j.Base, 40)
 	assert.Len(t, j.Head, 40)
 	assert.Len(t, j.Files.Changed, 7, "three importers, an import and a derived Service each, and the status")
+	require.Len(t, j.Change.Services, 1)
+	assert.Equal(t, "httpbin/httpbin", j.Change.Services[0].Key())
+	assert.Equal(t, []change.Field{{Name: "port http", Old: "8000/TCP", New: "8001/TCP"}}, j.Change.Services[0].Fields)
+	assert.Equal(t, []change.Finding{}, j.Findings, "a port change is none of the --fail-on change kinds")
 	out, err = diff("--base", "main")
 	assert.Equal(t, 1, exitCode(err))
 	assert.Equal(t, afterSpan(unrendered), afterSpan(out), "re-rendered or not, the same change")

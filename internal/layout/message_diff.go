@@ -71,6 +71,9 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 				s.invalidNow[e.Member] = string(e.New)
 			case e.Old == "" && valid(e.New):
 				s.exportsAdded = append(s.exportsAdded, e.Member)
+				if e.New == change.NotReady {
+					s.stopped = append(s.stopped, e.Member) // new, and serving nothing
+				}
 			case e.New == "":
 				s.exportsGone = append(s.exportsGone, e.Member)
 			case e.Old == change.Valid && e.New == change.NotReady:
@@ -114,7 +117,10 @@ func (d *reportDiff) events() []string {
 		if len(s.fields) > 0 {
 			fields = append(fields, fmt.Sprintf("change %s: %s", s.key, list(s.fields)))
 		}
+		newExport := func(m string) bool { return slices.Contains(s.exportsAdded, m) }
 		switch {
+		case s.conflictNew && len(s.stopped) > 0 && newExport(s.stopped[0]) && len(s.stopped) == 1:
+			conflicts = append(conflicts, fmt.Sprintf("conflict on %s: %s's new export serves nothing", s.key, s.stopped[0]))
 		case s.conflictNew && len(s.stopped) > 0:
 			conflicts = append(conflicts, fmt.Sprintf("conflict on %s: %s no longer %s it", s.key, list(s.stopped), serves(s.stopped)))
 		case s.conflictNew:
@@ -134,8 +140,15 @@ func (d *reportDiff) events() []string {
 			invalids = append(invalids, fmt.Sprintf("%s invalid in %s", s.key, list(s.newlyInvalid)))
 		}
 		if len(s.importsAdded) == 0 && len(s.importsGone) == 0 {
-			if len(s.exportsAdded) > 0 {
-				exports = append(exports, fmt.Sprintf("export %s from %s", s.key, list(s.exportsAdded)))
+			// A new export that serves nothing is said by its conflict.
+			var serving []string
+			for _, m := range s.exportsAdded {
+				if !slices.Contains(s.stopped, m) {
+					serving = append(serving, m)
+				}
+			}
+			if len(serving) > 0 {
+				exports = append(exports, fmt.Sprintf("export %s from %s", s.key, list(serving)))
 			}
 			if len(s.exportsGone) > 0 {
 				exports = append(exports, fmt.Sprintf("unexport %s from %s", s.key, list(s.exportsGone)))
