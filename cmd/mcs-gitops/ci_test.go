@@ -170,7 +170,9 @@ func TestDiffJSON(t *testing.T) {
 	assert.Equal(t, 1, exitCode(err))
 	var got map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &got), out)
-	assert.ElementsMatch(t, []string{"message", "files", "members", "problems", "unread"}, slices.Collect(maps.Keys(got)))
+	assert.ElementsMatch(t, []string{"message", "files", "members", "problems", "unread", "change", "findings"}, slices.Collect(maps.Keys(got)))
+	assert.Equal(t, map[string]any{"services": []any{}}, got["change"])
+	assert.Equal(t, []any{}, got["findings"])
 	assert.Contains(t, got["message"], "down")
 	assert.Equal(t, []any{map[string]any{"member": "down", "importsAdded": []any{}, "importsRemoved": []any{}, "importsChanged": []any{}}}, got["members"])
 	assert.Len(t, got["unread"], 1)
