@@ -47,8 +47,43 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 
 // Markdown is the review as a GitHub job summary or a GitLab merge request
 // note: a heading, a table of per-member counts, each member's import
-// changes, then the problems. Byte-for-byte the same for the same input.
-func (r *ChangeSummary) Markdown() string {
+// changes, then the problems; within StepSummaryLimit. Byte-for-byte the
+// same for the same input.
+func (r *ChangeSummary) Markdown() string { return r.MarkdownWithin(StepSummaryLimit) }
+
+// Limits a summary keeps below: GitHub refuses a job's step summary over
+// 1 MiB and a pull request comment over 65,536 characters; each leaves
+// room for what else the step or comment holds.
+const (
+	StepSummaryLimit = 1<<20 - 64<<10
+	CommentLimit     = 65536 - 2048
+)
+
+// MarkdownWithin is Markdown in at most limit bytes: long lists are cut to
+// their first items with a line saying how many more there are, shorter
+// each try, and at the last only the heading and the per-member table
+// (itself cut) are left. A change of a few services reads the same
+// whatever the limit.
+func (r *ChangeSummary) MarkdownWithin(limit int) string {
+	var md string
+	for _, per := range []int{0, 200, 50, 10, 3} {
+		if md = r.markdown(per, true); len(md) <= limit {
+			return md
+		}
+	}
+	md = r.markdown(3, false)
+	if len(md) > limit {
+		md = md[:limit-len(cutNote)]
+		md = md[:strings.LastIndexByte(md, '\n')+1] + cutNote
+	}
+	return md
+}
+
+const cutNote = "\n… cut to fit; `mcs-gitops diff -o json` has all of it\n"
+
+// markdown writes the summary with each list cut to per items (0: none
+// cut); details false leaves out each member's list.
+func (r *ChangeSummary) markdown(per int, details bool) string {
 	var b strings.Builder
 	subj := r.Subject
 	if subj == "" {
@@ -56,9 +91,10 @@ func (r *ChangeSummary) Markdown() string {
 	}
 	fmt.Fprintf(&b, "## mcs-gitops: %s\n\n", mdEscape(subj))
 	if len(r.Events) > 1 {
-		for _, e := range r.Events {
+		for _, e := range capped(r.Events, per) {
 			fmt.Fprintf(&b, "- %s\n", mdEscape(e))
 		}
+		more(&b, len(r.Events), per, "events")
 		b.WriteString("\n")
 	}
 	perMember := map[string]int{}
@@ -69,32 +105,78 @@ func (r *ChangeSummary) Markdown() string {
 	for _, m := range r.Members {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", m.Member, len(m.Added), len(m.Removed), len(m.Changed), perMember[m.Member])
 	}
+	// Many members, or long lists: each member folds, so the page stays
+	// readable and a reviewer opens the ones they own.
+	changed, items := 0, 0
 	for _, m := range r.Members {
-		if m.Empty() {
+		if !m.Empty() {
+			changed++
+			items += len(m.Added) + len(m.Removed) + len(m.Changed)
+		}
+	}
+	fold := changed > 3 || items > 30
+	for _, m := range r.Members {
+		if m.Empty() || !details {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n", m.Member)
+		if fold {
+			fmt.Fprintf(&b, "\n<details><summary>%s: %d added, %d removed, %d changed</summary>\n\n",
+				mdEscape(m.Member), len(m.Added), len(m.Removed), len(m.Changed))
+		} else {
+			fmt.Fprintf(&b, "\n### %s\n\n", m.Member)
+		}
+		var lines []string
 		for _, k := range m.Added {
-			fmt.Fprintf(&b, "- import added: `%s`\n", k)
+			lines = append(lines, fmt.Sprintf("- import added: `%s`", k))
 		}
 		for _, k := range m.Removed {
-			fmt.Fprintf(&b, "- import removed: `%s`\n", k)
+			lines = append(lines, fmt.Sprintf("- import removed: `%s`", k))
 		}
 		for _, k := range m.Changed {
 			how := ""
 			if f := r.Fields[k]; len(f) > 0 {
 				how = ": " + mdEscape(strings.Join(f, "; "))
 			}
-			fmt.Fprintf(&b, "- import changed: `%s`%s\n", k, how)
+			lines = append(lines, fmt.Sprintf("- import changed: `%s`%s", k, how))
 		}
+		for _, l := range capped(lines, per) {
+			b.WriteString(l + "\n")
+		}
+		more(&b, len(lines), per, "imports of "+m.Member)
+		if fold {
+			b.WriteString("\n</details>\n")
+		}
+	}
+	if !details && changed > 0 {
+		b.WriteString("\nEach member's imports are left out to fit; `mcs-gitops diff -o json` lists them.\n")
 	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintf(&b, "\n### Problems (%d)\n\n", len(r.Problems))
+		lines := make([]string, 0, len(r.Problems))
 		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "- **%s** %s\n", p.Kind, mdEscape(oneLine(p.String())))
+			lines = append(lines, fmt.Sprintf("- **%s** %s", p.Kind, mdEscape(oneLine(p.String()))))
 		}
+		for _, l := range capped(lines, per) {
+			b.WriteString(l + "\n")
+		}
+		more(&b, len(lines), per, "problems")
 	}
 	return b.String()
+}
+
+// capped is the first per items of l (all of them when per is 0).
+func capped(l []string, per int) []string {
+	if per > 0 && len(l) > per {
+		return l[:per]
+	}
+	return l
+}
+
+// more says how many items capped left out.
+func more(b *strings.Builder, n, per int, what string) {
+	if per > 0 && n > per {
+		fmt.Fprintf(b, "- … and %d more %s\n", n-per, what)
+	}
 }
 
 // mdEscape keeps text from a report (a condition message, a service name)

@@ -3,6 +3,7 @@
 package layout
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,35 @@ func TestReviewMarkdown(t *testing.T) {
 	none := NewChangeSummary(next, next, nil, []string{"cluster-1"})
 	assert.Equal(t, "", none.Subject)
 	assert.Contains(t, none.Markdown(), "## mcs-gitops: no change\n\n| member |")
+}
+
+// A change of 2,500 services across 20 members, with conflicts: the
+// summary keeps itself under GitHub's limits for a step summary and for a
+// pull request comment, folds each member, says how many lines it left
+// out, and is the same bytes twice.
+func TestLargeChangeSummaryFits(t *testing.T) {
+	var members []string
+	for i := 1; i <= 20; i++ {
+		members = append(members, fmt.Sprintf("cluster-%d", i))
+	}
+	next := &render.Report{}
+	for i := range 2500 {
+		s := render.ServiceReport{Namespace: fmt.Sprintf("team-%d", i%50), Name: fmt.Sprintf("svc-%d", i), Type: "ClusterSetIP",
+			ImportedBy: members, Exports: []render.ExportReport{export(members[i%20], ""), export(members[(i+1)%20], "")}}
+		if i%10 == 0 {
+			s.Exports[1] = export(members[(i+1)%20], "PortConflict")
+		}
+		next.Services = append(next.Services, s)
+	}
+	sum := NewChangeSummary(&render.Report{}, next, nil, members)
+	full := sum.MarkdownWithin(1 << 30)
+	for _, limit := range []int{StepSummaryLimit, CommentLimit} {
+		md := sum.MarkdownWithin(limit)
+		assert.LessOrEqual(t, len(md), limit)
+		assert.Contains(t, md, "| cluster-20 | 2500 | 0 | 0 |", "the per-member table is always there")
+		assert.Contains(t, md, "more", "what was left out is counted")
+		assert.Equal(t, md, sum.MarkdownWithin(limit))
+		t.Logf("limit %d: %d bytes (uncut: %d)", limit, len(md), len(full))
+	}
+	assert.Contains(t, sum.MarkdownWithin(StepSummaryLimit), "<details><summary>cluster-1: 2500 added, 0 removed, 0 changed</summary>")
 }
