@@ -4,6 +4,7 @@ package change
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -88,14 +89,20 @@ func (s Service) findings(k Kind) []Finding {
 	case PolicyChange:
 		var out []Finding
 		for _, p := range s.Policies {
-			how := "changed"
+			var how string
 			switch {
 			case p.Old == nil:
 				how = "added (" + p.New.Mode + ")"
 			case p.New == nil:
 				how = "removed (was " + p.Old.Mode + ")"
+			case p.Old.Mode != p.New.Mode:
+				how = p.Old.Mode + " -> " + p.New.Mode
+			case !slices.Equal(p.Old.Clusters, p.New.Clusters):
+				how = fmt.Sprintf("(%s) %s -> %s", p.New.Mode, strings.Join(p.Old.Clusters, ", "), strings.Join(p.New.Clusters, ", "))
+			default:
+				how = fmt.Sprintf("(%s) weights changed", p.New.Mode)
 			}
-			out = append(out, Finding{Kind: k, Service: key, Member: p.Member, Message: fmt.Sprintf("traffic policy of %s %s", p.Member, how)})
+			out = append(out, Finding{Kind: k, Service: key, Member: p.Member, Message: fmt.Sprintf("traffic policy of %s: %s", p.Member, how)})
 		}
 		return out
 	}

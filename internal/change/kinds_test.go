@@ -41,7 +41,7 @@ func TestFindings(t *testing.T) {
 		"new-reachability shop/cart: now imported by cluster-2",
 		"new-conflict shop/cart: cluster-1's export: PortConflict",
 		"new-conflict shop/cart: cluster-2's export: PortConflict",
-		"policy web/frontend: traffic policy of cluster-1 removed (was FailOver)",
+		"policy web/frontend: traffic policy of cluster-1: removed (was FailOver)",
 		"member member cluster-3 leaves the ClusterSet",
 		"member member cluster-4 joins the ClusterSet",
 	}, lines)

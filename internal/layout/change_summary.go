@@ -4,6 +4,8 @@ package layout
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
@@ -28,6 +30,11 @@ type ChangeSummary struct {
 	// Change is the model every line above is worded from; a caller that
 	// knows both sides' members sets Change.Members.
 	Change change.Set
+	// policies are how traffic policies change, one line each; problems
+	// are the problems as SUMMARY.md words them (problemLines: a conflict
+	// once, on the losing export).
+	policies []string
+	problems []problemItem
 }
 
 // NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
@@ -35,6 +42,16 @@ type ChangeSummary struct {
 func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *ChangeSummary {
 	d := diffReports(prev, next, c)
 	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges(), Change: d.set()}
+	for _, s := range d.services {
+		for _, p := range s.policies {
+			r.policies = append(r.policies, s.key+" in "+p)
+		}
+	}
+	if next != nil {
+		for _, s := range next.Services {
+			r.problems = append(r.problems, problemItems(s)...)
+		}
+	}
 	r.Events = d.events()
 	if len(r.Events) == 0 {
 		r.Events = fallbackEvents(c)
@@ -105,6 +122,25 @@ func (r *ChangeSummary) markdown(per int, details bool) string {
 	for _, m := range r.Members {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", m.Member, len(m.Added), len(m.Removed), len(m.Changed), perMember[m.Member])
 	}
+	// What changed in an import is the same in every importer: said once.
+	if len(r.Fields) > 0 {
+		b.WriteString("\n### Changed imports\n\n")
+		var lines []string
+		for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
+			lines = append(lines, fmt.Sprintf("- `%s`: %s", k, mdEscape(strings.Join(r.Fields[k], "; "))))
+		}
+		for _, l := range capped(lines, per) {
+			b.WriteString(l + "\n")
+		}
+		more(&b, len(lines), per, "changed imports")
+	}
+	if len(r.policies) > 0 {
+		b.WriteString("\n### Traffic policies\n\n")
+		for _, l := range capped(r.policies, per) {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+		}
+		more(&b, len(r.policies), per, "policy changes")
+	}
 	// Many members, or long lists: each member folds, so the page stays
 	// readable and a reviewer opens the ones they own.
 	changed, items := 0, 0
@@ -133,11 +169,7 @@ func (r *ChangeSummary) markdown(per int, details bool) string {
 			lines = append(lines, fmt.Sprintf("- import removed: `%s`", k))
 		}
 		for _, k := range m.Changed {
-			how := ""
-			if f := r.Fields[k]; len(f) > 0 {
-				how = ": " + mdEscape(strings.Join(f, "; "))
-			}
-			lines = append(lines, fmt.Sprintf("- import changed: `%s`%s", k, how))
+			lines = append(lines, fmt.Sprintf("- import changed: `%s`", k))
 		}
 		for _, l := range capped(lines, per) {
 			b.WriteString(l + "\n")
@@ -150,11 +182,11 @@ func (r *ChangeSummary) markdown(per int, details bool) string {
 	if !details && changed > 0 {
 		b.WriteString("\nEach member's imports are left out to fit; `mcs-gitops diff -o json` lists them.\n")
 	}
-	if len(r.Problems) > 0 {
-		fmt.Fprintf(&b, "\n### Problems (%d)\n\n", len(r.Problems))
-		lines := make([]string, 0, len(r.Problems))
-		for _, p := range r.Problems {
-			lines = append(lines, fmt.Sprintf("- **%s** %s", p.Kind, mdEscape(oneLine(p.String()))))
+	if len(r.problems) > 0 {
+		fmt.Fprintf(&b, "\n### Problems (%d)\n\n", len(r.problems))
+		lines := make([]string, 0, len(r.problems))
+		for _, p := range r.problems {
+			lines = append(lines, fmt.Sprintf("- **%s** %s", p.kind, mdEscape(oneLine(p.text))))
 		}
 		for _, l := range capped(lines, per) {
 			b.WriteString(l + "\n")

@@ -60,9 +60,11 @@ func TestMessageSaysWhatChanged(t *testing.T) {
 	c := &Changes{Written: []string{"clusters/cluster-1/httpbin/httpbin/serviceimport.yaml"}}
 	msg := Message(MessageInput{Prev: report(8000), Next: report(8001), Changes: c})
 	assert.Contains(t, msg, "change httpbin/httpbin: port http 8000/TCP -> 8001/TCP\n")
-	assert.Contains(t, msg, "  ~ httpbin/httpbin: port http 8000/TCP -> 8001/TCP\n")
+	assert.Contains(t, msg, "Changed imports:\n  httpbin/httpbin: port http 8000/TCP -> 8001/TCP\n")
+	assert.Contains(t, msg, "Imports in cluster-1:\n  ~ httpbin/httpbin\n", "said once, not once per member")
 	sum := NewChangeSummary(report(8000), report(8001), c, []string{"cluster-1"})
-	assert.Contains(t, sum.Markdown(), "- import changed: `httpbin/httpbin`: port http 8000/TCP -&gt; 8001/TCP\n")
+	assert.Contains(t, sum.Markdown(), "### Changed imports\n\n- `httpbin/httpbin`: port http 8000/TCP -&gt; 8001/TCP\n")
+	assert.Contains(t, sum.Markdown(), "- import changed: `httpbin/httpbin`\n")
 }
 
 // A new service is headlined by who exports it and to whom, not as an
@@ -93,7 +95,7 @@ func TestHeadlinesNameTheActor(t *testing.T) {
 		s.Policies = []render.PolicyReport{{Member: "cluster-2", LbType: lb, Clusters: clusters, Weights: weights}}
 		return &s
 	}
-	assert.Equal(t, []string{"cluster-2 (ActiveActive): mode FailOver -> ActiveActive; weights none -> c1=80, c2=20"},
+	assert.Equal(t, []string{"cluster-2: FailOver -> ActiveActive; weights none -> c1=80, c2=20"},
 		policyChanges(policy("FailOver", []string{"c1", "c2"}, nil), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))
 	assert.Equal(t, []string{"cluster-2 (ActiveActive): weights c1=50, c2=50 -> c1=80, c2=20"},
 		policyChanges(policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 50, "c2": 50}), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))

@@ -267,6 +267,7 @@ func (d *reportDiff) body(health []string) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	section("Changed imports", d.fieldLinesOnce())
 	for _, mc := range d.memberChanges(nil) {
 		section("Imports in "+mc.Member, d.importLines(mc))
 	}
@@ -345,11 +346,20 @@ func (d *reportDiff) importLines(mc MemberChange) []string {
 		out = append(out, "- "+k)
 	}
 	for _, k := range mc.Changed {
-		line := "~ " + k
-		if f := d.service(k).fields; len(f) > 0 {
-			line += ": " + strings.Join(f, "; ")
+		out = append(out, "~ "+k)
+	}
+	return out
+}
+
+// fieldLinesOnce are the changed imports' fields, once per service (every
+// importer's ServiceImport carries the same): "ns/name: port http
+// 8000/TCP -> 8001/TCP".
+func (d *reportDiff) fieldLinesOnce() []string {
+	var out []string
+	for _, s := range d.services {
+		if len(s.fields) > 0 {
+			out = append(out, s.key+": "+strings.Join(s.fields, "; "))
 		}
-		out = append(out, line)
 	}
 	return out
 }
@@ -396,19 +406,23 @@ func policyLines(ps []change.Policy) []string {
 			continue
 		}
 		var how []string
+		if was != nil && was.Mode != is.Mode {
+			how = append(how, was.Mode+" -> "+is.Mode)
+		}
 		switch {
 		case was == nil:
 			how = append(how, "all exporters -> "+clusterList(is.Clusters))
 		case !slices.Equal(was.Clusters, is.Clusters):
 			how = append(how, clusterList(was.Clusters)+" -> "+clusterList(is.Clusters))
 		}
-		if was != nil && was.Mode != is.Mode {
-			how = append(how, "mode "+was.Mode+" -> "+is.Mode)
-		}
 		if was != nil && !maps.Equal(was.Weights, is.Weights) {
 			how = append(how, "weights "+weightList(was.Weights)+" -> "+weightList(is.Weights))
 		}
-		out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, is.Mode, strings.Join(how, "; ")))
+		if was != nil && was.Mode != is.Mode {
+			out = append(out, fmt.Sprintf("%s: %s", p.Member, strings.Join(how, "; ")))
+		} else {
+			out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, is.Mode, strings.Join(how, "; ")))
+		}
 	}
 	return out
 }

@@ -87,6 +87,21 @@ func Summary(r *render.Report) string {
 // each losing export's line names the winner and what it lost, so the
 // winner's line would say every conflict a second time and is left out.
 func problemLines(s render.ServiceReport) []string {
+	var out []string
+	for _, it := range problemItems(s) {
+		out = append(out, it.text)
+	}
+	return out
+}
+
+// problemItem is one line of problemLines and the kind of the problem it
+// starts with.
+type problemItem struct {
+	kind render.ProblemKind
+	text string
+}
+
+func problemItems(s render.ServiceReport) []problemItem {
 	probs := s.Problems()
 	losers := 0
 	for _, p := range probs {
@@ -94,7 +109,7 @@ func problemLines(s render.ServiceReport) []string {
 			losers++
 		}
 	}
-	var out []string
+	var out []problemItem
 	last := -1 // index in out of the last export problem line, and its member
 	lastMember := ""
 	for _, p := range probs {
@@ -102,10 +117,10 @@ func problemLines(s render.ServiceReport) []string {
 		case p.Kind == render.ProblemConflict && p.Member == s.Winner && losers > 0:
 			continue
 		case p.Kind == render.ProblemNotReady && last == len(out)-1 && last >= 0 && lastMember == p.Member:
-			out[last] += fmt.Sprintf("; %s: %s", p.Reason, p.Message)
+			out[last].text += fmt.Sprintf("; %s: %s", p.Reason, p.Message)
 			continue
 		}
-		out = append(out, p.String())
+		out = append(out, problemItem{p.Kind, p.String()})
 		if _, export := exportMarks[p.Kind]; export {
 			last, lastMember = len(out)-1, p.Member
 		} else {
