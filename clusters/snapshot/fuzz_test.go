@@ -146,8 +146,13 @@ func checkStrict(t *testing.T, lenient, strict *snapshot.Snapshot) {
 			t.Fatalf("warning does not name the file and the member: %s", w)
 		}
 	}
+	for ref, pos := range strict.Positions {
+		if pos.File != "member.yaml" || pos.Line < 1 {
+			t.Fatalf("%s read at %s:%d, not a line of member.yaml", ref, pos.File, pos.Line)
+		}
+	}
 	read := *strict
-	read.Warnings = nil
+	read.Warnings, read.Positions = nil, nil
 	if !equality.Semantic.DeepEqual(lenient, &read) {
 		t.Fatalf("ParseStrict read the snapshot differently from Parse")
 	}

@@ -46,6 +46,12 @@ func (s *Snapshot) With(app *Snapshot, now time.Time) {
 	for _, p := range app.GlobalTrafficPolicies {
 		s.GlobalTrafficPolicies = upsert(s.GlobalTrafficPolicies, p, func(old, n *v1alpha1.GlobalTrafficPolicy) { n.CreationTimestamp = old.CreationTimestamp })
 	}
+	for ref, pos := range app.Positions {
+		if s.Positions == nil {
+			s.Positions = map[string]Position{}
+		}
+		s.Positions[ref] = pos
+	}
 	s.sort()
 }
 

@@ -403,6 +403,12 @@ func decodeInto[T any, PT interface {
 	}
 	p.seen[ref] = position{p.file, line}
 	if p.strict {
+		if p.s.Positions == nil {
+			p.s.Positions = map[string]Position{}
+		}
+		p.s.Positions[ref] = Position{File: p.file, Line: line}
+	}
+	if p.strict {
 		p.warnFutureCreation(line, kind, ref, o.GetCreationTimestamp())
 	}
 	*dst = append(*dst, obj)

@@ -51,6 +51,25 @@ type Snapshot struct {
 	// and object; nil from Parse (a live read). Not part of the formatted
 	// snapshot, and the renderer does not read them.
 	Warnings []string
+	// Positions maps "Kind namespace/name" (Namespaces: "Namespace name")
+	// to where ParseStrict read the object, file and line, so that CI can
+	// point a reviewer at it (`-o github`); nil from Parse. Not part of the
+	// formatted snapshot.
+	Positions map[string]Position
+}
+
+// Position is a place in a file: the line an object's document starts on.
+type Position struct {
+	File string
+	Line int
+}
+
+// ObjectRef names an object as Positions keys it.
+func ObjectRef(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
 }
 
 // GatewayAddressesProperty is the ClusterProperty name under which a

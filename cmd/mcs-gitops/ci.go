@@ -25,19 +25,20 @@ type ciFlags struct {
 }
 
 func (f *ciFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, or json (documented in docs/running.md, \"In CI\")")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text; json (documented in docs/running.md, \"In CI\"); or github, the text followed by GitHub Actions annotations on the snapshot file and line of each problem and change (docs/ci.md)")
 	cmd.Flags().StringVar(&f.summary, "summary", "", "append a Markdown summary of what the change does per member, and the problems, to this file (e.g. $GITHUB_STEP_SUMMARY)")
 }
 
 // check rejects an output format that is not known before any work.
 func (f *ciFlags) check() error {
-	if f.output != "text" && f.output != "json" {
-		return &exitError{2, fmt.Errorf("--output must be text or json, got %q", f.output)}
+	if f.output != "text" && f.output != "json" && f.output != "github" {
+		return &exitError{2, fmt.Errorf("--output must be text, json or github, got %q", f.output)}
 	}
 	return nil
 }
 
-func (f *ciFlags) json() bool { return f.output == "json" }
+func (f *ciFlags) json() bool   { return f.output == "json" }
+func (f *ciFlags) github() bool { return f.output == "github" }
 
 // writeSummary appends the review to --summary, if given: appending lets
 // several commands of one CI step share $GITHUB_STEP_SUMMARY.

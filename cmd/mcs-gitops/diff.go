@@ -129,6 +129,9 @@ repository could not be opened or --summary could not be written.`,
 				fmt.Fprintf(w, "%s\n\n", d.Message)
 				writePatch(w, d.Patch)
 			}
+			if ci.github() {
+				writeAnnotations(w, annotations(d.Summary.Problems, d.Summary.Change, &fail, nil))
+			}
 			if len(d.Unread) > 0 {
 				return &exitError{1, fmt.Errorf("could not read: %v", d.Unread)}
 			}
@@ -172,6 +175,10 @@ func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *fail
 		}
 	} else {
 		d.writeText(w)
+	}
+	if ci.github() {
+		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)
+		writeAnnotations(w, annotations(problems, d.summary.Change, fail, locate(d.head.snaps)))
 	}
 	if fail.set() {
 		return fail.check(append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...), d.summary.Change)

@@ -33,6 +33,8 @@ type side struct {
 	// files are the rendered clusters/ and status/.
 	files    map[string][]byte
 	warnings []render.Problem
+	// snaps are the members' snapshots, for -o github's positions.
+	snaps []*snapshot.Snapshot
 }
 
 // renderAt renders the world commit rev of repo holds, under sub (the
@@ -110,7 +112,7 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time, wi *loadedWhat
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
 	}
-	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps)}, nil
+	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps), snaps: snaps}, nil
 }
 
 // baseDiff is diff --base: the change from base's world to head's, both

@@ -24,6 +24,8 @@ import (
 type sourceFlags struct {
 	config string
 	inputs string
+	// loaded are the snapshots render read, for -o github's positions.
+	loaded []*snapshot.Snapshot
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -63,6 +65,7 @@ func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output,
 	if err != nil {
 		return nil, nil, nil, nil, &exitError{2, err}
 	}
+	f.loaded = snaps
 	return cfg, result, committed, snapshotWarnings(snaps), nil
 }
 
@@ -285,11 +288,14 @@ it compares with could not be read.`,
 			// A change is against the rendered tree beside --inputs, as
 			// --summary's: what re-rendering would commit.
 			var set change.Set
-			if fail.wantsChanges() {
+			if fail.wantsChanges() || ci.github() {
 				set = change.Between(committed.Report, &result.Report)
 				if len(committed.Health) > 0 {
 					set.Members = change.MembersBetween(slices.Sorted(maps.Keys(committed.Health)), cfg.MemberNames())
 				}
+			}
+			if ci.github() {
+				writeAnnotations(w, annotations(problems, set, &fail, locate(src.loaded)))
 			}
 			return fail.check(problems, set)
 		},

@@ -4,8 +4,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,4 +91,41 @@ metadata: {name: httpbin, namespace: httpbin}
 	assert.ErrorContains(t, err, filepath.Join(app, "broken.yaml")+":1")
 	_, err = diff("", "--in", "cluster-2")
 	assert.Equal(t, 2, exitCode(err))
+}
+
+// -o github turns problems and changes into GitHub Actions annotations on
+// the file and line a reviewer edits: a new conflict from a pull request's
+// snapshot on that member's ServiceExport, one from an app's manifests on
+// the manifest; an error for a kind --fail-on names, a warning or notice
+// otherwise; a message's newlines and a property's ':' escaped.
+func TestDiffGitHubAnnotations(t *testing.T) {
+	root, config := demoRepo(t)
+	dir := filepath.Dir(config)
+	gitRun(t, root, "checkout", "-q", "-b", "pr")
+	p := filepath.Join(dir, "inputs", "cluster-3.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "port: 8000")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), "port: 8000", "port: 8001", 1)), 0o644))
+	gitRun(t, root, "commit", "-q", "-am", "cluster-3 on 8001")
+	line := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		if l == "kind: ServiceExport" && line == 0 {
+			line = i // the document starts on the line before, 1-based: i
+		}
+	}
+	require.NotZero(t, line)
+
+	out, err := run(t, "diff", "--config", config, "--base", "main", "-o", "github", "--fail-on=new-conflict")
+	assert.Equal(t, 1, exitCode(err), out)
+	assert.Contains(t, out, fmt.Sprintf("::error file=deploy/mcs/inputs/cluster-3.yaml,line=%d,title=mcs-gitops%%3A new-conflict::httpbin/httpbin: cluster-3's export: PortConflict\n", line))
+	assert.Contains(t, out, fmt.Sprintf("::warning file=deploy/mcs/inputs/cluster-3.yaml,line=%d,title=mcs-gitops%%3A Conflict::httpbin/httpbin from cluster-3: PortConflict", line))
+	assert.Regexp(t, `::error file=deploy/mcs/inputs/cluster-1.yaml,line=\d+,title=mcs-gitops%3A new-conflict::httpbin/httpbin: cluster-1's export: PortConflict\n`, out)
+
+	// Without --fail-on naming it, a change is a notice; a message's
+	// newline is escaped.
+	out, _ = run(t, "diff", "--config", config, "--base", "main", "-o", "github")
+	assert.Contains(t, out, fmt.Sprintf("::notice file=deploy/mcs/inputs/cluster-3.yaml,line=%d,title=mcs-gitops%%3A new-conflict::", line))
+	assert.Equal(t, "a%0Ab%25", escapeData("a\nb%"))
+	assert.Equal(t, "deploy%3Ax%2Cy", escapeProperty("deploy:x,y"))
 }
