@@ -22,6 +22,23 @@ import (
 type ciFlags struct {
 	output  string
 	summary string
+	// stat prints a diffstat in place of the unified diff (diff, render
+	// --check).
+	stat bool
+}
+
+// registerStat adds --stat, for the commands that print a diff.
+func (f *ciFlags) registerStat(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.stat, "stat", false, "print a diffstat (lines added and removed per file) instead of the unified diff")
+}
+
+// writeDiff prints the patch, or its stat with --stat.
+func (f *ciFlags) writeDiff(w io.Writer, patch string) {
+	if f.stat {
+		writeStat(w, diffStat(patch))
+		return
+	}
+	writePatch(w, patch)
 }
 
 func (f *ciFlags) register(cmd *cobra.Command) {

@@ -127,7 +127,7 @@ repository could not be opened or --summary could not be written.`,
 				fmt.Fprintln(w, "no change: the next sync would not commit")
 			default:
 				fmt.Fprintf(w, "%s\n\n", d.Message)
-				writePatch(w, d.Patch)
+				ci.writeDiff(w, d.Patch)
 			}
 			if ci.github() {
 				writeAnnotations(w, annotations(d.Summary.Problems, d.Summary.Change, &fail, nil))
@@ -146,6 +146,7 @@ repository could not be opened or --summary could not be written.`,
 	}
 	f.register(cmd, true)
 	ci.register(cmd)
+	ci.registerStat(cmd)
 	fail.register(cmd)
 	what.register(cmd)
 	cmd.Flags().StringVar(&base, "base", "", "render the world of this commit (a branch, tag, origin/main, a hash) and of --head from Git, and describe the change between them; no member is read")
@@ -174,7 +175,7 @@ func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *fail
 			return err
 		}
 	} else {
-		d.writeText(w)
+		d.writeText(w, ci)
 	}
 	if ci.github() {
 		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)

@@ -161,7 +161,7 @@ func (d *baseDiff) empty() bool { return len(d.changes.Written)+len(d.changes.Re
 
 // writeText prints the change as the live diff does: the message a commit
 // of it would have, then the unified diff of the rendered files.
-func (d *baseDiff) writeText(w io.Writer) {
+func (d *baseDiff) writeText(w io.Writer, ci *ciFlags) {
 	for _, p := range d.head.warnings {
 		fmt.Fprintf(w, "warning: %s\n", p)
 	}
@@ -174,5 +174,5 @@ func (d *baseDiff) writeText(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "%s\n\n%s\n\n", span, strings.TrimRight(d.message, "\n"))
-	writePatch(w, d.patch)
+	ci.writeDiff(w, d.patch)
 }

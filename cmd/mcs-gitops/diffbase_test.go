@@ -90,6 +90,11 @@ func TestDiffBase(t *testing.T) {
 	out, err = diff("--base", "main")
 	assert.Equal(t, 1, exitCode(err))
 	assert.Equal(t, afterSpan(unrendered), afterSpan(out), "re-rendered or not, the same change")
+	out, err = diff("--base", "main", "--stat")
+	assert.Equal(t, 1, exitCode(err))
+	assert.Contains(t, out, " clusters/cluster-2/httpbin/httpbin/serviceimport.yaml   |    2 +-\n")
+	assert.Contains(t, out, " 7 file(s) changed, ")
+	assert.NotContains(t, out, "+++ b/")
 
 	// A snapshot split into parts, as a commit of the loop lays it out.
 	one := filepath.Join(dir, "inputs", "cluster-2.yaml")

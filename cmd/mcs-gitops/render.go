@@ -137,8 +137,8 @@ or --summary could not be written.`,
 			if err := ci.check(); err != nil {
 				return err
 			}
-			if !check && (ci.json() || ci.summary != "") {
-				return &exitError{2, errors.New("-o json and --summary go with --check; render itself prints one line")}
+			if !check && (ci.json() || ci.summary != "" || ci.stat) {
+				return &exitError{2, errors.New("-o json, --summary and --stat go with --check; render itself prints one line")}
 			}
 			cfg, result, committed, warnings, err := src.render(out)
 			if err != nil {
@@ -168,7 +168,7 @@ or --summary could not be written.`,
 				case changes.Empty():
 					fmt.Fprintln(w, "rendered output is current")
 				default:
-					writePatch(w, diff)
+					ci.writeDiff(w, diff)
 				}
 				if changes.Empty() {
 					return nil
@@ -190,6 +190,7 @@ or --summary could not be written.`,
 	cmd.Flags().StringVar(&out, "out", ".", "directory of the rendered repository (clusters/ and status/ are written under it)")
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; exit 1 with a unified diff if the output under --out is stale")
 	ci.register(cmd)
+	ci.registerStat(cmd)
 	return cmd
 }
 
