@@ -11,7 +11,7 @@ import (
 
 // fileStat is one file's lines added and removed in a unified diff.
 type fileStat struct {
-	path         string
+	path          string
 	added, erased int
 }
 
