@@ -155,10 +155,11 @@ func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Optio
 					continue
 				}
 				if !m.namespaces[key.ns] {
-					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
 					if !cfg.Spec.Render.CreateMissingNamespaces {
+						rep.MissingNamespace = append(rep.MissingNamespace, m.name)
 						continue
 					}
+					rep.CreatedNamespace = append(rep.CreatedNamespace, m.name)
 					if !createdNS[i][key.ns] {
 						createdNS[i][key.ns] = true
 						objs[i] = append(objs[i], Object{Path: key.ns + "/namespace.yaml", Object: namespaceObject(key.ns)})

@@ -43,8 +43,12 @@ type ServiceReport struct {
 	// review-mode proposal to be merged.
 	HeldImports []string `json:"heldImports,omitempty"`
 	// MissingNamespace lists members without the namespace; they do not
-	// import the service unless createMissingNamespaces is set.
+	// import the service (createMissingNamespaces is not set).
 	MissingNamespace []string `json:"missingNamespace,omitempty"`
+	// CreatedNamespace lists members without the namespace that import the
+	// service all the same, because createMissingNamespaces is set: the
+	// render creates the namespace there. Not a problem.
+	CreatedNamespace []string `json:"createdNamespace,omitempty"`
 	// Endpoints counts the ready endpoints each contributing member gives.
 	Endpoints map[string]int `json:"endpoints,omitempty"`
 	// Policies are the GlobalTrafficPolicies of the consuming members that

@@ -86,7 +86,11 @@ func Files(out *render.Output) (map[string][]byte, error) {
 		}
 		files[j.path] = results[i]
 	}
-	files[SummaryFile] = []byte(Summary(&out.Report))
+	names := make([]string, len(out.Members))
+	for i, m := range out.Members {
+		names[i] = m.Name
+	}
+	files[SummaryFile] = []byte(Summary(&out.Report, names))
 	return files, nil
 }
 

@@ -322,7 +322,11 @@ func referenceFiles(out *render.Output) (map[string][]byte, error) {
 		}
 		files[GatewaysFile] = append([]byte(generatedHeader), b...)
 	}
-	files[SummaryFile] = []byte(Summary(&out.Report))
+	names := make([]string, len(out.Members))
+	for i, m := range out.Members {
+		names[i] = m.Name
+	}
+	files[SummaryFile] = []byte(Summary(&out.Report, names))
 	return files, nil
 }
 

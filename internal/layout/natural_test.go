@@ -3,6 +3,7 @@
 package layout
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +31,40 @@ func TestSummaryNaturalOrder(t *testing.T) {
 	for _, n := range []string{"svc1", "svc10", "svc2"} {
 		r.Services = append(r.Services, render.ServiceReport{Namespace: "shop", Name: n})
 	}
-	s := Summary(r)
+	s := Summary(r, []string{"cluster-1"})
 	assert.Less(t, strings.Index(s, "shop/svc2 |"), strings.Index(s, "shop/svc10 |"))
 	assert.Less(t, strings.Index(s, "shop/svc1 |"), strings.Index(s, "shop/svc2 |"))
+}
+
+// At 20 members a row says "all 20 members" or "all but cluster-7"
+// rather than twenty names; a member whose namespace the render creates
+// is marked, not a problem; each member's reach is one row.
+func TestSummaryAtManyMembers(t *testing.T) {
+	var members []string
+	for i := 1; i <= 20; i++ {
+		members = append(members, fmt.Sprintf("cluster-%d", i))
+	}
+	without := func(gone ...string) []string {
+		var out []string
+		for _, m := range members {
+			if !slices.Contains(gone, m) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	r := &render.Report{Services: []render.ServiceReport{
+		{Namespace: "shop", Name: "cart", Type: "ClusterSetIP", ImportedBy: members, Endpoints: map[string]int{"cluster-1": 2},
+			CreatedNamespace: []string{"cluster-20"}},
+		{Namespace: "shop", Name: "web", Type: "ClusterSetIP", ImportedBy: without("cluster-7"), Endpoints: map[string]int{"cluster-1": 1, "cluster-2": 1}},
+		{Namespace: "shop", Name: "db", Type: "Headless", ImportedBy: []string{"cluster-3", "cluster-4"}, Endpoints: map[string]int{"cluster-3": 1}},
+	}}
+	s := Summary(r, members)
+	assert.Contains(t, s, "| shop/cart | ClusterSetIP |  | all 20 members; cluster-20 (namespace will be created) | cluster-1: 2 |")
+	assert.Contains(t, s, "| all but cluster-7 |")
+	assert.Contains(t, s, "| shop/db | Headless |  | cluster-3, cluster-4 |")
+	assert.Contains(t, s, "## What each member can reach\n\n| member | services | from |\n|---|---:|---|\n")
+	assert.Contains(t, s, "| cluster-3 | 3 | cluster-1 (2), cluster-2 (1), cluster-3 (1) |\n")
+	assert.Contains(t, s, "| cluster-7 | 1 | cluster-1 (1) |\n")
+	assert.NotContains(t, s, "## Problems", "a namespace that will be created is not a problem")
 }

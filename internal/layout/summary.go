@@ -19,8 +19,9 @@ var exportMarks = map[render.ProblemKind]string{
 	render.ProblemNotReady: "not ready",
 }
 
-// Summary is status/SUMMARY.md: the report for a person reviewing a commit.
-func Summary(r *render.Report) string {
+// Summary is status/SUMMARY.md: the report for a person reviewing a
+// commit. members are the ClusterSet's, in config order.
+func Summary(r *render.Report, members []string) string {
 	var b strings.Builder
 	b.WriteString("# Multi-cluster services\n\n")
 	b.WriteString("Rendered by mcs-gitops; edits are overwritten.\n\n")
@@ -56,13 +57,13 @@ func Summary(r *render.Report) string {
 			}
 			exporters = append(exporters, name)
 		}
-		members := make([]string, 0, len(s.Endpoints))
+		contributors := make([]string, 0, len(s.Endpoints))
 		for m := range s.Endpoints {
-			members = append(members, m)
+			contributors = append(contributors, m)
 		}
-		sort.Strings(members)
+		sort.Strings(contributors)
 		var eps []string
-		for _, m := range members {
+		for _, m := range contributors {
 			eps = append(eps, fmt.Sprintf("%s: %d", m, s.Endpoints[m]))
 		}
 		typ := s.Type
@@ -70,8 +71,9 @@ func Summary(r *render.Report) string {
 			typ = "not imported"
 		}
 		fmt.Fprintf(&b, "| %s/%s | %s | %s | %s | %s |\n", s.Namespace, s.Name, typ,
-			strings.Join(exporters, ", "), strings.Join(s.ImportedBy, ", "), strings.Join(eps, ", "))
+			strings.Join(exporters, ", "), importerList(s, members), strings.Join(eps, ", "))
 	}
+	reachTable(&b, services, members)
 	if len(problems) > 0 {
 		b.WriteString("\n## Problems\n\n")
 		for _, p := range problems {
@@ -128,4 +130,83 @@ func problemItems(s render.ServiceReport) []problemItem {
 		}
 	}
 	return out
+}
+
+// shortFrom is the member count from which "imported by" says "all N
+// members" or "all but …" rather than every name: at 20 members, every
+// row listing 20 names hides the one that is missing.
+const shortFrom = 5
+
+// importerList is a row's "imported by": the names, or for a large
+// ClusterSet "all N members" / "all but a, b"; a member whose namespace
+// the render creates is marked.
+func importerList(s render.ServiceReport, members []string) string {
+	created := map[string]bool{}
+	for _, m := range s.CreatedNamespace {
+		created[m] = true
+	}
+	mark := func(m string) string {
+		if created[m] {
+			return m + " (namespace will be created)"
+		}
+		return m
+	}
+	if len(members) >= shortFrom && len(s.ImportedBy) > len(members)/2 {
+		var missing []string
+		for _, m := range members {
+			if !slices.Contains(s.ImportedBy, m) {
+				missing = append(missing, m)
+			}
+		}
+		head := fmt.Sprintf("all %d members", len(members))
+		if len(missing) > 0 {
+			head = "all but " + strings.Join(missing, ", ")
+		}
+		var marked []string
+		for _, m := range s.ImportedBy {
+			if created[m] {
+				marked = append(marked, mark(m))
+			}
+		}
+		if len(marked) > 0 {
+			head += "; " + strings.Join(marked, ", ")
+		}
+		return head
+	}
+	out := make([]string, len(s.ImportedBy))
+	for i, m := range s.ImportedBy {
+		out[i] = mark(m)
+	}
+	return strings.Join(out, ", ")
+}
+
+// reachTable is the per-member view: how many services each member can
+// reach, and through which exporters (a service with several counts for
+// each); a member's own exports included. Left out for a ClusterSet of
+// one member, where it says nothing the table above does not.
+func reachTable(b *strings.Builder, services []render.ServiceReport, members []string) {
+	if len(members) < 2 || len(services) == 0 {
+		return
+	}
+	b.WriteString("\n## What each member can reach\n\n| member | services | from |\n|---|---:|---|\n")
+	for _, m := range members {
+		n := 0
+		from := map[string]int{}
+		for _, s := range services {
+			if !slices.Contains(s.ImportedBy, m) {
+				continue
+			}
+			n++
+			for e := range s.Endpoints {
+				from[e]++
+			}
+		}
+		var parts []string
+		for _, e := range members {
+			if from[e] > 0 {
+				parts = append(parts, fmt.Sprintf("%s (%d)", e, from[e]))
+			}
+		}
+		fmt.Fprintf(b, "| %s | %d | %s |\n", m, n, strings.Join(parts, ", "))
+	}
 }
