@@ -42,20 +42,21 @@ func (f *ciFlags) writeDiff(w io.Writer, patch string) {
 }
 
 func (f *ciFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text; json (documented in docs/running.md, \"In CI\"); or github, the text followed by GitHub Actions annotations on the snapshot file and line of each problem and change (docs/ci.md)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text; json (documented in docs/running.md, \"In CI\"); github, the text followed by GitHub Actions annotations on the snapshot file and line of each problem and change; or junit, a JUnit XML report with a test case per service, failed by --fail-on's kinds (docs/ci.md)")
 	cmd.Flags().StringVar(&f.summary, "summary", "", "append a Markdown summary of what the change does per member, and the problems, to this file (e.g. $GITHUB_STEP_SUMMARY)")
 }
 
 // check rejects an output format that is not known before any work.
 func (f *ciFlags) check() error {
-	if f.output != "text" && f.output != "json" && f.output != "github" {
-		return &exitError{2, fmt.Errorf("--output must be text, json or github, got %q", f.output)}
+	if !slices.Contains([]string{"text", "json", "github", "junit"}, f.output) {
+		return &exitError{2, fmt.Errorf("--output must be text, json, github or junit, got %q", f.output)}
 	}
 	return nil
 }
 
 func (f *ciFlags) json() bool   { return f.output == "json" }
 func (f *ciFlags) github() bool { return f.output == "github" }
+func (f *ciFlags) junit() bool  { return f.output == "junit" }
 
 // writeSummary appends the review to --summary, if given: appending lets
 // several commands of one CI step share $GITHUB_STEP_SUMMARY.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"maps"
 	"os"
 	"path/filepath"
@@ -239,4 +240,29 @@ func TestValidateWarnsAboutSnapshotFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "warning: "+future)
 	assert.Contains(t, out, "warning: "+orphan+"\n")
+}
+
+// -o junit: a test case per service, failed by --fail-on's kinds, with
+// the other problems in its output; GitLab reads it in a merge request.
+func TestValidateJUnit(t *testing.T) {
+	_, args := conflictedDemo(t)
+	out, err := run(t, append([]string{"validate", "-o", "junit", "--fail-on=conflict"}, args...)...)
+	assert.Equal(t, 1, exitCode(err))
+	var got junitSuites
+	require.NoError(t, xml.Unmarshal([]byte(out[:strings.LastIndex(out, ">")+1]), &got), out)
+	assert.Equal(t, 2, got.Tests)
+	assert.Equal(t, 1, got.Failures)
+	require.Len(t, got.Suites, 1)
+	cases := got.Suites[0].Cases
+	require.Len(t, cases, 2)
+	assert.Equal(t, "db/postgres", cases[0].Name)
+	assert.Nil(t, cases[0].Failure)
+	assert.Equal(t, "httpbin/httpbin", cases[1].Name)
+	require.NotNil(t, cases[1].Failure)
+	assert.Equal(t, "Conflict", cases[1].Failure.Type)
+	assert.Contains(t, cases[1].Failure.Text, "Conflict: httpbin/httpbin from cluster-3: PortConflict")
+	assert.Contains(t, cases[1].SystemOut, "NotReady: httpbin/httpbin from cluster-3", "a problem of a kind not named is output, not a failure")
+
+	_, err = run(t, append([]string{"render", "-o", "junit"}, args...)...)
+	assert.Equal(t, 2, exitCode(err))
 }

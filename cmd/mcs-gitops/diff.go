@@ -116,6 +116,10 @@ repository could not be opened or --summary could not be written.`,
 			}
 			w := cmd.OutOrStdout()
 			switch {
+			case ci.junit():
+				if err := writeJUnit(w, nil, d.Summary.Problems, d.Summary.Change, &fail); err != nil {
+					return err
+				}
 			case ci.json():
 				err := writeJSON(w, diffJSON{Message: d.Message, Files: changedFiles(d.Changes), Members: d.Summary.Members,
 					Problems: problemsJSON(d.Summary.Problems), Unread: orEmpty(d.Unread),
@@ -166,7 +170,12 @@ func runDiffBase(w io.Writer, config, base, head string, ci *ciFlags, fail *fail
 	if err := ci.writeSummary(d.summary); err != nil {
 		return err
 	}
-	if ci.json() {
+	if ci.junit() {
+		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)
+		if err := writeJUnit(w, &d.head.out.Report, problems, d.summary.Change, fail); err != nil {
+			return err
+		}
+	} else if ci.json() {
 		problems := append(append([]render.Problem{}, d.head.warnings...), d.summary.Problems...)
 		err := writeJSON(w, diffJSON{Message: d.message, Files: changedFiles(d.changes), Members: d.summary.Members,
 			Problems: problemsJSON(problems), Unread: []string{}, Base: d.base.commit.String(), Head: d.head.commit.String(),

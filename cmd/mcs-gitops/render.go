@@ -137,6 +137,9 @@ or --summary could not be written.`,
 			if err := ci.check(); err != nil {
 				return err
 			}
+			if ci.github() || ci.junit() {
+				return &exitError{2, errors.New("-o github and -o junit go with validate and diff")}
+			}
 			if !check && (ci.json() || ci.summary != "" || ci.stat) {
 				return &exitError{2, errors.New("-o json, --summary and --stat go with --check; render itself prints one line")}
 			}
@@ -266,6 +269,21 @@ it compares with could not be read.`,
 			}
 			problems := append(warnings, result.Report.Problems()...)
 			w := cmd.OutOrStdout()
+			// A change is against the rendered tree beside --inputs, as
+			// --summary's: what re-rendering would commit.
+			var set change.Set
+			if fail.wantsChanges() || ci.github() || ci.junit() {
+				set = change.Between(committed.Report, &result.Report)
+				if len(committed.Health) > 0 {
+					set.Members = change.MembersBetween(slices.Sorted(maps.Keys(committed.Health)), cfg.MemberNames())
+				}
+			}
+			if ci.junit() {
+				if err := writeJUnit(w, &result.Report, problems, set, &fail); err != nil {
+					return err
+				}
+				return fail.check(problems, set)
+			}
 			if ci.json() {
 				services := make([]string, len(result.Report.Services))
 				for i, s := range result.Report.Services {
@@ -285,15 +303,6 @@ it compares with could not be read.`,
 				}
 				fmt.Fprintf(w, "valid: %d member(s), %d exported service(s), %d problem(s)\n",
 					len(cfg.Spec.Members), len(result.Report.Services), len(problems))
-			}
-			// A change is against the rendered tree beside --inputs, as
-			// --summary's: what re-rendering would commit.
-			var set change.Set
-			if fail.wantsChanges() || ci.github() {
-				set = change.Between(committed.Report, &result.Report)
-				if len(committed.Health) > 0 {
-					set.Members = change.MembersBetween(slices.Sorted(maps.Keys(committed.Health)), cfg.MemberNames())
-				}
 			}
 			if ci.github() {
 				writeAnnotations(w, annotations(problems, set, &fail, locate(src.loaded)))
