@@ -25,6 +25,14 @@ type ciFlags struct {
 	// stat prints a diffstat in place of the unified diff (diff, render
 	// --check).
 	stat bool
+	// comment is diff's --comment: the summary sized for a pull request
+	// comment, written whole (mcs-gitops comment posts it).
+	comment string
+}
+
+// registerComment adds --comment, for diff.
+func (f *ciFlags) registerComment(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.comment, "comment", "", "write the summary sized for a pull request comment (under 65,536 characters) to this file, replacing it; mcs-gitops comment posts it")
 }
 
 // registerStat adds --stat, for the commands that print a diff.
@@ -61,6 +69,11 @@ func (f *ciFlags) junit() bool  { return f.output == "junit" }
 // writeSummary appends the review to --summary, if given: appending lets
 // several commands of one CI step share $GITHUB_STEP_SUMMARY.
 func (f *ciFlags) writeSummary(r *layout.ChangeSummary) error {
+	if f.comment != "" {
+		if err := os.WriteFile(f.comment, []byte(r.MarkdownWithin(layout.CommentLimit)), 0o644); err != nil {
+			return &exitError{3, fmt.Errorf("--comment: %w", err)}
+		}
+	}
 	if f.summary == "" {
 		return nil
 	}

@@ -151,6 +151,7 @@ repository could not be opened or --summary could not be written.`,
 	f.register(cmd, true)
 	ci.register(cmd)
 	ci.registerStat(cmd)
+	ci.registerComment(cmd)
 	fail.register(cmd)
 	what.register(cmd)
 	cmd.Flags().StringVar(&base, "base", "", "render the world of this commit (a branch, tag, origin/main, a hash) and of --head from Git, and describe the change between them; no member is read")

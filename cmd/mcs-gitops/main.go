@@ -57,7 +57,7 @@ The repository it renders:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
-		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand())
+		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand(), newCommentCommand())
 	setVersion(root)
 	return root
 }
