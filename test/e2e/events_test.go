@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,15 +59,26 @@ func TestEventsTellTheStory(t *testing.T) {
 	w.loop.CloseEvents(10 * time.Second)
 	assert.Len(t, eventsOf(t, c1, "shop", "ServiceExport", "cart"), 1)
 
-	// cluster-2 exports the same service on another port: a conflict, and
-	// the import's sources change.
-	export(t, c2, "shop", "cart", 8000, "10.2.0.10")
+	// cluster-2 exports the same service: the import's sources change.
+	export(t, c2, "shop", "cart", 80, "10.2.0.10")
+	out = w.sync()
+	w.loop.CloseEvents(10 * time.Second)
+	commit = out.Commit.String()[:12]
+	assert.Contains(t, eventsOf(t, c2, "shop", "ServiceImport", "cart"),
+		"Normal SourcesChanged: imported from cluster-1, cluster-2 (was cluster-1) (commit "+commit+")")
+
+	// cluster-2 moves its port: a conflict its export loses; it then
+	// serves nothing, so the import's sources are cluster-1 alone again.
+	var svc corev1.Service
+	require.NoError(t, c2.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, &svc))
+	svc.Spec.Ports[0].Port = 8000
+	require.NoError(t, c2.Client.Update(ctx, &svc))
 	out = w.sync()
 	w.loop.CloseEvents(10 * time.Second)
 	commit = out.Commit.String()[:12]
 	got := eventsOf(t, c2, "shop", "ServiceExport", "cart")
-	require.Len(t, got, 1, "%v", got)
-	assert.Regexp(t, `^Warning Conflict: .*8000.* \(commit `+commit+`\)$`, got[0])
+	require.NotEmpty(t, got)
+	assert.Regexp(t, `^Warning Conflict: .*8000.* \(commit `+commit+`\)$`, got[len(got)-1])
 	assert.Contains(t, eventsOf(t, c2, "shop", "ServiceImport", "cart"),
-		"Normal SourcesChanged: imported from cluster-1, cluster-2 (was cluster-1) (commit "+commit+")")
+		"Normal SourcesChanged: imported from cluster-1 (was cluster-1, cluster-2) (commit "+commit+")")
 }
