@@ -213,7 +213,10 @@ func TestGitLabTemplate(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(work, p), []byte(strings.Replace(string(b), old, new, 1)), 0o644))
 		}
 	}
-	out, err := run("port", replaceIn("inputs/cluster-1.yaml", "port: 8000", "port: 8001"))
+	out, err := run("port", func() {
+		replaceIn("inputs/cluster-1.yaml", "port: 8000", "port: 8001")()
+		replaceIn("inputs/cluster-3.yaml", "port: 8000", "port: 8001")()
+	})
 	require.NoError(t, err, "a port change passes:\n%s", out)
 	report, err := os.ReadFile(filepath.Join(work, "mcs-gitops.xml"))
 	require.NoError(t, err)
