@@ -35,6 +35,9 @@ type ChangeSummary struct {
 	// once, on the losing export).
 	policies []string
 	problems []problemItem
+	// picture is the Mermaid flowchart of the edges the change adds,
+	// removes or breaks; empty when none, or past graphLimit.
+	picture string
 }
 
 // NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
@@ -51,6 +54,17 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 		for _, s := range next.Services {
 			r.problems = append(r.problems, problemItems(s)...)
 		}
+	}
+	if edges := d.changeEdges(); len(edges) > 0 && len(edges) <= graphLimit {
+		order := slices.Clone(members)
+		for e := range edges {
+			for _, m := range []string{e.from, e.to} {
+				if !slices.Contains(order, m) {
+					order = append(order, m)
+				}
+			}
+		}
+		r.picture = mermaid(order, edges)
 	}
 	r.Events = d.events()
 	if len(r.Events) == 0 {
@@ -121,6 +135,10 @@ func (r *ChangeSummary) markdown(per int, details bool) string {
 	b.WriteString("| member | imports added | imports removed | imports changed | problems |\n|---|---:|---:|---:|---:|\n")
 	for _, m := range r.Members {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", m.Member, len(m.Added), len(m.Removed), len(m.Changed), perMember[m.Member])
+	}
+	if r.picture != "" && details {
+		b.WriteString("\n")
+		b.WriteString(r.picture)
 	}
 	// What changed in an import is the same in every importer: said once.
 	if len(r.Fields) > 0 {

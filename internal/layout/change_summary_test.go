@@ -42,6 +42,7 @@ func TestReviewMarkdown(t *testing.T) {
 		"| cluster-3 | 1 | 1 | 0 | 1 |\n" +
 		"| cluster-2 | 0 | 0 | 0 | 0 |\n" +
 		"| cluster-1 | 0 | 0 | 1 | 0 |\n" +
+		"\n```mermaid\nflowchart LR\n  m1[\"cluster-3\"]\n  m3[\"cluster-1\"]\n  m1 -->|\"web/api\"| m3\n```\n" +
 		"\n### cluster-3\n\n- import added: `httpbin/httpbin`\n- import removed: `web/api`\n" +
 		"\n### cluster-1\n\n- import changed: `web/api`\n" +
 		"\n### Problems (1)\n\n" +

@@ -67,4 +67,11 @@ func TestSummaryAtManyMembers(t *testing.T) {
 	assert.Contains(t, s, "| cluster-3 | 3 | cluster-1 (2), cluster-2 (1), cluster-3 (1) |\n")
 	assert.Contains(t, s, "| cluster-7 | 1 | cluster-1 (1) |\n")
 	assert.NotContains(t, s, "## Problems", "a namespace that will be created is not a problem")
+	// Past 12 members a graph cannot be read: the matrix instead.
+	assert.NotContains(t, s, "```mermaid")
+	assert.Contains(t, s, "past 60 paths or 12 members a graph crosses its edges")
+	assert.Contains(t, s, "| cluster-3 | 2 | 1 |  |", "cluster-3 reaches 2 services through cluster-1 and 1 through cluster-2; its own export is no path")
+	assert.Contains(t, s, "| cluster-4 | 2 | 1 | 1 |", "cluster-4 reaches db through cluster-3")
+	small := Summary(r, members[:4])
+	assert.Contains(t, small, "```mermaid\nflowchart LR\n")
 }

@@ -74,6 +74,7 @@ func Summary(r *render.Report, members []string) string {
 			strings.Join(exporters, ", "), importerList(s, members), strings.Join(eps, ", "))
 	}
 	reachTable(&b, services, members)
+	reachPicture(&b, services, members)
 	if len(problems) > 0 {
 		b.WriteString("\n## Problems\n\n")
 		for _, p := range problems {
