@@ -57,13 +57,22 @@ func ServiceBetween(prev, next *render.ServiceReport) Service {
 	s.Conflicts = conflictChanges(prev, next)
 	s.Policies = policyChanges(prev, next)
 	s.Endpoints = countChanges(prev, next)
+	s.NamespaceCreated, s.NamespaceNotCreated = setDiff(created(prev), created(next))
 	return s
+}
+
+func created(s *render.ServiceReport) []string {
+	if s == nil {
+		return nil
+	}
+	return s.CreatedNamespace
 }
 
 // Empty reports whether the change leaves the service alone.
 func (s Service) Empty() bool {
 	return len(s.Gained) == 0 && len(s.Lost) == 0 && len(s.Exports) == 0 && len(s.Fields) == 0 &&
-		len(s.Conflicts) == 0 && len(s.Policies) == 0 && len(s.Endpoints) == 0
+		len(s.Conflicts) == 0 && len(s.Policies) == 0 && len(s.Endpoints) == 0 &&
+		len(s.NamespaceCreated) == 0 && len(s.NamespaceNotCreated) == 0
 }
 
 func importers(s *render.ServiceReport) []string {

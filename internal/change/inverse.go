@@ -23,7 +23,8 @@ func (s Set) Inverse() Set {
 }
 
 func (s Service) inverse() Service {
-	out := Service{Namespace: s.Namespace, Name: s.Name, Gained: s.Lost, Lost: s.Gained}
+	out := Service{Namespace: s.Namespace, Name: s.Name, Gained: s.Lost, Lost: s.Gained,
+		NamespaceCreated: s.NamespaceNotCreated, NamespaceNotCreated: s.NamespaceCreated}
 	for _, e := range s.Exports {
 		out.Exports = append(out.Exports, Export{Member: e.Member, Old: e.New, New: e.Old})
 	}

@@ -33,6 +33,11 @@ func randomReport(r *rand.Rand) *render.Report {
 				continue
 			}
 			s := render.ServiceReport{Namespace: ns, Name: name, Type: pick("ClusterSetIP", "Headless"), ImportedBy: some()}
+			for _, m := range s.ImportedBy {
+				if r.IntN(4) == 0 {
+					s.CreatedNamespace = append(s.CreatedNamespace, m)
+				}
+			}
 			for _, m := range some() {
 				e := render.ExportReport{Member: m, ClusterID: m}
 				if r.IntN(4) == 0 {

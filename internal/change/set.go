@@ -34,6 +34,11 @@ type Service struct {
 	// Endpoints counts each exporter's ready endpoints before and after;
 	// endpoint churn is counted, never listed.
 	Endpoints []Count `json:"endpoints,omitempty"`
+	// NamespaceCreated are the members where the render starts creating
+	// the service's namespace (createMissingNamespaces: the member lacks
+	// it and imports the service); NamespaceNotCreated where it stops.
+	NamespaceCreated    []string `json:"namespaceCreated,omitempty"`
+	NamespaceNotCreated []string `json:"namespaceNotCreated,omitempty"`
 }
 
 // Export is one member's export of a service: its state before and after.

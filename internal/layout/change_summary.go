@@ -33,8 +33,9 @@ type ChangeSummary struct {
 	// policies are how traffic policies change, one line each; problems
 	// are the problems as SUMMARY.md words them (problemLines: a conflict
 	// once, on the losing export).
-	policies []string
-	problems []problemItem
+	policies   []string
+	namespaces []string
+	problems   []problemItem
 	// picture is the Mermaid flowchart of the edges the change adds,
 	// removes or breaks; empty when none, or past graphLimit.
 	picture string
@@ -55,6 +56,7 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 			r.problems = append(r.problems, problemItems(s)...)
 		}
 	}
+	r.namespaces = d.namespaceLines()
 	if edges := d.changeEdges(); len(edges) > 0 && len(edges) <= graphLimit {
 		order := slices.Clone(members)
 		for e := range edges {
@@ -151,6 +153,14 @@ func (r *ChangeSummary) markdown(per int, details bool) string {
 			b.WriteString(l + "\n")
 		}
 		more(&b, len(lines), per, "changed imports")
+	}
+	if len(r.namespaces) > 0 {
+		b.WriteString("\n### Namespaces that will be created\n\n")
+		for _, l := range capped(r.namespaces, per) {
+			ns, m, _ := strings.Cut(l, " in ")
+			fmt.Fprintf(&b, "- `%s` in %s\n", ns, mdEscape(m))
+		}
+		more(&b, len(r.namespaces), per, "namespaces")
 	}
 	if len(r.policies) > 0 {
 		b.WriteString("\n### Traffic policies\n\n")

@@ -268,6 +268,7 @@ func (d *reportDiff) body(health []string) string {
 		}
 	}
 	section("Changed imports", d.fieldLinesOnce())
+	section("Namespaces to create (createMissingNamespaces)", d.namespaceLines())
 	for _, mc := range d.memberChanges(nil) {
 		section("Imports in "+mc.Member, d.importLines(mc))
 	}
@@ -348,6 +349,22 @@ func (d *reportDiff) importLines(mc MemberChange) []string {
 	for _, k := range mc.Changed {
 		out = append(out, "~ "+k)
 	}
+	return out
+}
+
+// namespaceLines are the namespaces the change makes the render create,
+// once per namespace and member: "web in cluster-2".
+func (d *reportDiff) namespaceLines() []string {
+	var out []string
+	for _, s := range d.services {
+		ns, _, _ := strings.Cut(s.key, "/")
+		for _, m := range s.change.NamespaceCreated {
+			if l := ns + " in " + m; !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
