@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -32,10 +33,17 @@ func (l locator) at(member, kind, ns, name string) (snapshot.Position, bool) {
 	if !ok {
 		return pos, false
 	}
-	if _, path, found := strings.Cut(pos.File, ":"); found {
-		pos.File = path
-	}
+	pos.File = checkoutPath(pos.File)
 	return pos, true
+}
+
+// checkoutPath is the path in the checkout of a file diff --base names as
+// git show takes it, "rev:path"; a path without a revision is itself.
+func checkoutPath(file string) string {
+	if _, path, found := strings.Cut(file, ":"); found {
+		return path
+	}
+	return file
 }
 
 // annotation is one GitHub Actions workflow command: a line the runner
@@ -108,22 +116,22 @@ func annotations(problems []render.Problem, set change.Set, fail *failOn, loc lo
 }
 
 // warningPosition splits a snapshot file's warning, "file:line: message",
-// into where and what.
+// into where and what. The file may carry a revision with its own colon
+// ("origin/main:inputs/a.yaml:12: …"), so the position is the first
+// ":<digits>: " in the warning.
 func warningPosition(w string) (snapshot.Position, string) {
-	file, rest, ok := strings.Cut(w, ":")
-	if !ok {
+	m := warningAt.FindStringSubmatch(w)
+	if m == nil {
 		return snapshot.Position{}, w
 	}
-	num, msg, ok := strings.Cut(rest, ":")
-	line, err := strconv.Atoi(num)
-	if !ok || err != nil {
+	line, err := strconv.Atoi(m[2])
+	if err != nil {
 		return snapshot.Position{}, w
 	}
-	if _, path, found := strings.Cut(file, ":"); found {
-		file = path
-	}
-	return snapshot.Position{File: file, Line: line}, strings.TrimSpace(msg)
+	return snapshot.Position{File: checkoutPath(m[1]), Line: line}, m[3]
 }
+
+var warningAt = regexp.MustCompile(`^(.+?):(\d+): (.*)$`)
 
 func writeAnnotations(w io.Writer, as []annotation) {
 	for _, a := range as {
