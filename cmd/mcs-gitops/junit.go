@@ -63,31 +63,30 @@ func writeJUnit(w io.Writer, report *render.Report, problems []render.Problem, s
 			get(s.Namespace + "/" + s.Name)
 		}
 	}
+	// add files one problem or change under its case: a failure when
+	// --fail-on names its kind, the case's output otherwise.
+	add := func(k, kind, line string, failed bool) {
+		l := get(k)
+		line = kind + ": " + line
+		if failed {
+			l.failed = append(l.failed, line)
+		} else {
+			l.other = append(l.other, line)
+		}
+	}
 	for _, p := range problems {
 		k := p.Namespace + "/" + p.Name
 		if p.Name == "" {
 			k = "snapshot files"
 		}
-		l := get(k)
-		line := string(p.Kind) + ": " + p.String()
-		if fail.problems[p.Kind] {
-			l.failed = append(l.failed, line)
-		} else {
-			l.other = append(l.other, line)
-		}
+		add(k, string(p.Kind), p.String(), fail.problems[p.Kind])
 	}
 	for _, f := range set.Findings() {
 		k := f.Service
 		if k == "" {
 			k = "members"
 		}
-		l := get(k)
-		line := string(f.Kind) + ": " + f.String()
-		if fail.changes[f.Kind] {
-			l.failed = append(l.failed, line)
-		} else {
-			l.other = append(l.other, line)
-		}
+		add(k, string(f.Kind), f.String(), fail.changes[f.Kind])
 	}
 	slices.Sort(keys)
 	suite := junitSuite{Name: "mcs-gitops"}

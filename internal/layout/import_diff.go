@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
-	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // fieldLines says, field by field, how the merged import of a service
@@ -31,16 +30,6 @@ func fieldLines(fields []change.Field) []string {
 		}
 	}
 	return out
-}
-
-// importChanges is fieldLines of one service's change.
-func importChanges(prev, next *render.ServiceReport) []string {
-	return fieldLines(change.ServiceBetween(prev, next).Fields)
-}
-
-// policyChanges is policyLines of one service's change.
-func policyChanges(prev, next *render.ServiceReport) []string {
-	return policyLines(change.ServiceBetween(prev, next).Policies)
 }
 
 func orNone(s string) string {

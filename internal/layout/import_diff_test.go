@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -102,4 +103,14 @@ func TestHeadlinesNameTheActor(t *testing.T) {
 	noPolicy := svc([]string{"cluster-1", "cluster-2"}, "cluster-1", "cluster-2")
 	assert.Equal(t, []string{"cluster-2 (FailOver): policy removed, c2, c1 -> all exporters"},
 		policyChanges(policy("FailOver", []string{"c2", "c1"}, nil), &noPolicy))
+}
+
+// importChanges and policyChanges word one service's change as the
+// message does.
+func importChanges(prev, next *render.ServiceReport) []string {
+	return fieldLines(change.ServiceBetween(prev, next).Fields)
+}
+
+func policyChanges(prev, next *render.ServiceReport) []string {
+	return policyLines(change.ServiceBetween(prev, next).Policies)
 }
