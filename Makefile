@@ -33,13 +33,14 @@ help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab, Node and Mermaid's parser for the diagram checks
+testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab, Node and Mermaid's parser for the diagram checks, Chromium, playwright-core and Gitea's web frontend for the browser check
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
 	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' -a -x '$(TESTBIN)/gitea/gitea' || \
 		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea from source into $(TESTBIN) (~30 min on 2 cores, once per machine); this is why it is slow.'
 	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 	@bash test/testbin/hosttools.sh
 	@bash test/testbin/mermaid.sh '$(TESTBIN)'
+	@bash test/testbin/browser.sh '$(TESTBIN)'
 
 test: testbin ## gofmt and go vet, then all tests (real kube-apiservers; needs testbin)
 	@echo 'make test: tests start real kube-apiservers from $(TESTBIN) (several seconds per test that needs clusters).'

@@ -82,8 +82,8 @@ func importers(s *render.ServiceReport) []string {
 	return s.ImportedBy
 }
 
-// exportStates maps each exporting member to its export's state.
-func exportStates(s *render.ServiceReport) map[string]ExportState {
+// ExportStates maps each exporting member to its export's state.
+func ExportStates(s *render.ServiceReport) map[string]ExportState {
 	out := map[string]ExportState{}
 	if s == nil {
 		return out
@@ -97,6 +97,9 @@ func exportStates(s *render.ServiceReport) map[string]ExportState {
 			}
 		} else if c, ok := e.Condition("Ready"); ok && c.Status != "True" {
 			st = NotReady
+			if c.Reason == string(PendingReview) {
+				st = PendingReview
+			}
 		}
 		out[e.Member] = st
 	}
@@ -104,7 +107,7 @@ func exportStates(s *render.ServiceReport) map[string]ExportState {
 }
 
 func exportChanges(prev, next *render.ServiceReport) []Export {
-	p, n := exportStates(prev), exportStates(next)
+	p, n := ExportStates(prev), ExportStates(next)
 	var out []Export
 	for _, m := range unionKeys(p, n) {
 		if p[m] != n[m] {

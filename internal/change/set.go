@@ -49,7 +49,7 @@ type Export struct {
 }
 
 // ExportState is an export's state in one render: absent (""), Valid,
-// NotReady, or the reason it is invalid.
+// NotReady, PendingReview, or the reason it is invalid.
 type ExportState string
 
 const (
@@ -58,7 +58,15 @@ const (
 	// NotReady is a valid export that serves nothing: every port lost a
 	// conflict, or no member can reach it (Ready=False).
 	NotReady ExportState = "NotReady"
+	// PendingReview is a valid export review mode holds back until a
+	// person approves it (Ready=False with this reason, written by
+	// internal/review/propose): it serves nothing yet, and is not an
+	// export that stopped serving.
+	PendingReview ExportState = "PendingReview"
 )
+
+// Serving reports whether an export in state st serves its service.
+func (st ExportState) Serving() bool { return st == Valid }
 
 // Field is one property of the merged import. Name says which: "type",
 // "port http" (ports by name, or by number/protocol when unnamed),

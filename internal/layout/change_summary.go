@@ -98,13 +98,30 @@ const (
 // (itself cut) are left. A change of a few services reads the same
 // whatever the limit.
 func (r *ChangeSummary) MarkdownWithin(limit int) string {
+	subj := r.Subject
+	if subj == "" {
+		subj = "no change"
+	}
+	return r.within(limit, "## mcs-gitops: "+mdEscape(subj)+"\n\n", 2)
+}
+
+// SectionWithin is MarkdownWithin under heading instead of the subject
+// (so every event is listed, even a single one), for a page whose title
+// says what it is (a review-mode pull request).
+func (r *ChangeSummary) SectionWithin(limit int, heading string) string {
+	return r.within(limit, heading+"\n\n", 1)
+}
+
+// within is the summary under heading in at most limit bytes; the events
+// are listed when there are at least list of them.
+func (r *ChangeSummary) within(limit int, heading string, list int) string {
 	var md string
 	for _, per := range []int{0, 200, 50, 10, 3} {
-		if md = r.markdown(per, true); len(md) <= limit {
+		if md = r.markdown(heading, list, per, true); len(md) <= limit {
 			return md
 		}
 	}
-	md = r.markdown(3, false)
+	md = r.markdown(heading, list, 3, false)
 	if len(md) > limit {
 		md = md[:limit-len(cutNote)]
 		md = md[:strings.LastIndexByte(md, '\n')+1] + cutNote
@@ -114,16 +131,12 @@ func (r *ChangeSummary) MarkdownWithin(limit int) string {
 
 const cutNote = "\n… cut to fit; `mcs-gitops diff -o json` has all of it\n"
 
-// markdown writes the summary with each list cut to per items (0: none
+// markdown writes the summary under heading with each list cut to per items (0: none
 // cut); details false leaves out each member's list.
-func (r *ChangeSummary) markdown(per int, details bool) string {
+func (r *ChangeSummary) markdown(heading string, list, per int, details bool) string {
 	var b strings.Builder
-	subj := r.Subject
-	if subj == "" {
-		subj = "no change"
-	}
-	fmt.Fprintf(&b, "## mcs-gitops: %s\n\n", mdEscape(subj))
-	if len(r.Events) > 1 {
+	b.WriteString(heading)
+	if len(r.Events) >= list {
 		for _, e := range capped(r.Events, per) {
 			fmt.Fprintf(&b, "- %s\n", mdEscape(e))
 		}

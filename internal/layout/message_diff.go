@@ -28,8 +28,10 @@ type svcDiff struct {
 	// service while still exporting it (every port lost a conflict), or
 	// serve it again.
 	stopped, resumed []string
-	endpoints        []string // "member a -> b"
-	changedIn        []string // importers with files changed
+	// pending are the exports review mode holds back for approval.
+	pending   []string
+	endpoints []string // "member a -> b"
+	changedIn []string // importers with files changed
 	// policies are the consumers whose traffic policy now sends them
 	// elsewhere: "cluster-2 (FailOver): cluster-2 -> cluster-1".
 	policies []string
@@ -61,9 +63,17 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 		s.change = change.ServiceBetween(s.prev, s.next)
 		s.importsAdded, s.importsGone = s.change.Gained, s.change.Lost
 		s.invalidNow = map[string]string{}
-		valid := func(st change.ExportState) bool { return st == change.Valid || st == change.NotReady }
+		valid := func(st change.ExportState) bool {
+			return st == change.Valid || st == change.NotReady || st == change.PendingReview
+		}
 		for _, e := range s.change.Exports {
 			switch {
+			case e.New == change.PendingReview && e.Old != change.Valid:
+				// Held by review mode: said by the proposal, not as an
+				// export that stopped serving.
+				s.pending = append(s.pending, e.Member)
+			case e.Old == change.PendingReview && e.New.Serving():
+				s.exportsAdded = append(s.exportsAdded, e.Member)
 			case e.New != "" && !valid(e.New) && (e.Old == "" || valid(e.Old)):
 				// A new export that is invalid is reported as invalid, not
 				// as an export.
@@ -135,6 +145,9 @@ func (d *reportDiff) events() []string {
 			conflicts = append(conflicts, "conflict resolved on "+s.key)
 		case len(s.resumed) > 0:
 			conflicts = append(conflicts, fmt.Sprintf("%s %s %s again", list(s.resumed), serves(s.resumed), s.key))
+		}
+		if len(s.pending) > 0 {
+			exports = append(exports, fmt.Sprintf("%s's export of %s waits for review", list(s.pending), s.key))
 		}
 		if len(s.newlyInvalid) > 0 {
 			invalids = append(invalids, fmt.Sprintf("%s invalid in %s", s.key, list(s.newlyInvalid)))
@@ -224,6 +237,9 @@ func (d *reportDiff) body(health []string) string {
 		}
 		for _, m := range s.exportsGone {
 			exports = append(exports, fmt.Sprintf("- %s from %s", s.key, m))
+		}
+		for _, m := range s.pending {
+			exports = append(exports, fmt.Sprintf("? %s from %s: waits for review", s.key, m))
 		}
 		for _, m := range slices.Sorted(maps.Keys(s.invalidNow)) {
 			exports = append(exports, fmt.Sprintf("! %s from %s: invalid, %s", s.key, m, s.invalidNow[m]))
@@ -493,13 +509,13 @@ func exportsOf(s *render.ServiceReport) []render.ExportReport {
 }
 
 func validExporters(s *render.ServiceReport) []string {
-	bad := invalid(s)
 	var out []string
-	for _, e := range exportsOf(s) {
-		if _, ok := bad[e.Member]; !ok {
-			out = append(out, e.Member)
+	for m, st := range change.ExportStates(s) {
+		if st.Serving() {
+			out = append(out, m)
 		}
 	}
+	slices.SortFunc(out, naturalCompare)
 	return out
 }
 

@@ -159,3 +159,22 @@ func TestSnapshotDigest(t *testing.T) {
 	assert.NotEqual(t, a, SnapshotDigest(map[string][]byte{"inputs/a.yaml": []byte("xy"), "inputs/b.yaml": nil}))
 	assert.NotEqual(t, a, SnapshotDigest(map[string][]byte{"inputs/a.yaml": []byte("x")}))
 }
+
+// An export review mode holds back is pending, not an export that stopped
+// serving; approved, it is a new export, named by who exports it.
+func TestMessagePendingReview(t *testing.T) {
+	pending := render.ExportReport{Member: "cluster-1", ClusterID: "cluster-1", Conditions: []render.Condition{
+		cond("Valid", "True", "Valid", ""), cond("Ready", "False", "PendingReview", "waiting for approval"),
+	}}
+	held := &render.Report{Services: []render.ServiceReport{{Namespace: "demo", Name: "web", Type: "ClusterSetIP",
+		Exports: []render.ExportReport{pending}}}}
+	subject, body, _ := strings.Cut(Message(MessageInput{Prev: &render.Report{}, Next: held}), "\n")
+	assert.Equal(t, "cluster-1's export of demo/web waits for review", subject)
+	assert.Contains(t, body, "  ? demo/web from cluster-1: waits for review\n")
+
+	approved := &render.Report{Services: []render.ServiceReport{{Namespace: "demo", Name: "web", Type: "ClusterSetIP",
+		Exports: []render.ExportReport{export("cluster-1", "")}, ImportedBy: []string{"cluster-1", "cluster-2", "cluster-3"},
+		Endpoints: map[string]int{"cluster-1": 1}}}}
+	subject, _, _ = strings.Cut(Message(MessageInput{Prev: held, Next: approved}), "\n")
+	assert.Equal(t, "cluster-1 exports demo/web to cluster-2, cluster-3", subject)
+}

@@ -68,8 +68,10 @@ type reviewed struct {
 	// from it only when the proposal is pushed (proposalTree).
 	rs *resolved
 	// branch is the branch's tree, which each proposal's changes are
-	// listed against.
-	branch map[string][]byte
+	// listed against, and branchReport its render's report, which each
+	// proposal's effect is described against.
+	branch       map[string][]byte
+	branchReport *render.Report
 }
 
 // renderReview is render in review mode: the branch gets the live world
@@ -103,7 +105,7 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, rs: rs}
+	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, rs: rs, branchReport: &plan.BranchOutput.Report}
 	rv.branch = t.files
 	t.review = rv
 	return t, nil
@@ -195,7 +197,7 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 				return opened, fmt.Errorf("review: proposal %s: %w", p.Name, err)
 			}
 		}
-		change := forge.Change{Branch: branch, Base: r.Base, Title: propose.Title(p), Body: propose.Body(p, rv.branch, pt.files), Labels: propose.Labels(p)}
+		change := forge.Change{Branch: branch, Base: r.Base, Title: propose.Title(p), Body: l.proposalBody(rv, p, pt.files), Labels: propose.Labels(p)}
 		switch {
 		case req == nil || req.State != forge.Open:
 			// A merged request whose change is still held means the merge
@@ -235,6 +237,13 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 		r.SetTaken(old.Name, false)
 	}
 	return opened, nil
+}
+
+// proposalBody is p's request body, its effect worded by the change
+// model from the branch's render to p's (the same view as a CI summary).
+func (l *Loop) proposalBody(rv *reviewed, p *review.Proposal, files map[string][]byte) string {
+	effect := layout.NewChangeSummary(rv.branchReport, &p.Output.Report, nil, l.Config.MemberNames())
+	return propose.Body(p, effect, rv.branch, files)
 }
 
 // stale says whether an unchanged open proposal is rebuilt on base. It

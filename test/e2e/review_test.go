@@ -43,6 +43,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+	"github.com/mcs-gitops/mcs-gitops/test/browser"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/gitea"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
@@ -274,6 +275,27 @@ func exportCondition(t *testing.T, m *envtest.Cluster, ns, name, typ string) (st
 // proposed, not applied; churn lands directly; the merge applies it; a
 // closed request is recorded as rejected and not proposed again; a change
 // that goes away closes its request.
+// checkDrawn opens a pull request page in a real browser and asserts
+// Gitea drew its Mermaid picture as an SVG with the members as nodes.
+// MCS_SCREENSHOT=FILE keeps the screenshot (how docs/ci.md's is made).
+func checkDrawn(t *testing.T, url string) {
+	t.Helper()
+	page := browser.Open(t, url, ".issue-content-comment")
+	if out := os.Getenv("MCS_SCREENSHOT"); out != "" {
+		require.NoError(t, os.WriteFile(out, page.PNG, 0o644))
+	}
+	assert.Empty(t, page.Problems, "the page loaded and drew")
+	assert.Empty(t, page.Errors, "no diagram failed to draw")
+	require.Len(t, page.Diagrams, 1, "one picture in the body")
+	d := page.Diagrams[0]
+	assert.True(t, d.SVG, "Gitea drew the picture as an SVG")
+	assert.GreaterOrEqual(t, d.Nodes, 2, "exporter and importer are nodes")
+	assert.GreaterOrEqual(t, d.Edges, 1, "the reach gained is an edge")
+	assert.Contains(t, d.Text, "cluster-1")
+	assert.Contains(t, d.Text, "cluster-2")
+	assert.Greater(t, len(page.PNG), 10_000, "a screenshot of the comment")
+}
+
 func TestReviewModeWithGitea(t *testing.T) {
 	rw := newReviewWorld(t, "")
 	ctx := context.Background()
@@ -299,6 +321,10 @@ func TestReviewModeWithGitea(t *testing.T) {
 	assert.Contains(t, pr.Body, "cluster-2 imports demo/web")
 	assert.Contains(t, pr.Body, "- `cluster-2`:\n  - `+ demo/web/derived-service.yaml`\n", "the rendered change per member")
 	assert.Contains(t, pr.Body, "`+ demo/web/serviceimport.yaml`")
+	assert.Contains(t, pr.Body, "### What it does to who can reach what\n\n- cluster-1 exports demo/web to cluster-2, cluster-3\n", "the change model's view of the proposal, naming the actor")
+	assert.Contains(t, pr.Body, "```mermaid\n", "the picture of the reach it adds")
+	assert.Contains(t, pr.Body, "| cluster-2 | 1 | 0 | 0 | 0 |")
+	checkDrawn(t, pr.HTMLURL)
 	var labels []string
 	for _, l := range pr.Labels {
 		labels = append(labels, l.Name)

@@ -87,21 +87,34 @@ func Named(message string) string {
 	return name
 }
 
-// Body is p's request body: what it does and, per member, the rendered
-// files it adds, removes or changes against the branch (branch and
-// proposal are the two trees); cut to what every forge keeps as sent.
-func Body(p *review.Proposal, branch, proposal map[string][]byte) string {
+// Body is p's request body: what it holds, what it does to who can reach
+// what (effect, the change model's view of the branch's render against
+// p's: gained and lost reach, changed fields, policies, the picture,
+// problems) and, per member, the rendered files it adds, removes or
+// changes against the branch (branch and proposal are the two trees);
+// cut to what every forge keeps as sent.
+func Body(p *review.Proposal, effect *layout.ChangeSummary, branch, proposal map[string][]byte) string {
 	head := "This proposal was opened by mcs-gitops review mode. It holds a change to who can reach what, rendered on top of the branch it goes into.\n\n"
-	head += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it does:**\n\n"
-	var lists strings.Builder
-	for _, s := range p.Summary {
-		lists.WriteString("- " + s + "\n")
-	}
-	lists.WriteString("\n**Rendered changes, per member** (`+` added, `-` removed, `~` changed; the diff tab has the content):\n\n")
-	lists.WriteString(renderedChanges(branch, proposal))
+	head += "**Kinds:** " + joinKinds(p.Kinds) + "\n\n**What it holds:**\n\n"
 	tail := "\n**Merging** applies it to every member. **Closing** it without merging rejects it: mcs-gitops records the rejection and does not propose the same change again until the exports change. Endpoint churn on the target branch is rebased into this branch by mcs-gitops; edit the rendered files here only to override (docs/review-mode.md).\n\n"
 	tail += fmt.Sprintf("<!-- mcs-gitops proposal %s digest %s -->\n", p.Name, p.Digest)
-	return head + cutLines(lists.String(), maxBody-len(head)-len(tail)) + tail
+	// What it holds gets a quarter of the room, the effect half of what
+	// is left; the file list, which the diff tab has in full, the rest.
+	room := maxBody - len(head) - len(tail)
+	var holds strings.Builder
+	for _, s := range p.Summary {
+		holds.WriteString("- " + s + "\n")
+	}
+	head += cutLines(holds.String(), room/4) + "\n"
+	room = maxBody - len(head) - len(tail)
+	var what string
+	if effect != nil {
+		what = effect.SectionWithin(room/2, "### What it does to who can reach what") + "\n"
+	}
+	files := "<details><summary>Rendered changes, per member</summary>\n\n(`+` added, `-` removed, `~` changed; the diff tab has the content)\n\n" +
+		"%s\n</details>\n"
+	list := cutLines(renderedChanges(branch, proposal), room-len(what)-len(files))
+	return head + what + fmt.Sprintf(files, list) + tail
 }
 
 // cutNote ends lists cut to fit.

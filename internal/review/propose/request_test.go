@@ -33,7 +33,7 @@ func TestProposalTextFitsTheForge(t *testing.T) {
 	for i := range 200 {
 		files[fmt.Sprintf("clusters/member-%04d/%s/%s/serviceimport.yaml", i, ns, name)] = []byte("x")
 	}
-	body := Body(p, nil, files)
+	body := Body(p, nil, nil, files)
 	assert.LessOrEqual(t, len(body), maxBody)
 	assert.True(t, utf8.ValidString(body))
 	assert.Contains(t, body, "cluster-1 exports "+ns+"/"+name, "the full names are in the body")
@@ -44,7 +44,7 @@ func TestProposalTextFitsTheForge(t *testing.T) {
 	short := &review.Proposal{Name: "service/demo/web", Kinds: []review.Kind{review.KindExport}, Digest: "d2",
 		Summary: []string{"cluster-1 exports demo/web", "cluster-2 imports demo/web"}}
 	assert.Equal(t, "mcs-gitops: service/demo/web: cluster-1 exports demo/web (+1 more)", Title(short))
-	assert.NotContains(t, Body(short, nil, map[string][]byte{"clusters/cluster-2/demo/web/serviceimport.yaml": []byte("x")}), cutNote)
+	assert.NotContains(t, Body(short, nil, nil, map[string][]byte{"clusters/cluster-2/demo/web/serviceimport.yaml": []byte("x")}), cutNote)
 }
 
 // Titles are cut in bytes, never inside a character.
@@ -81,7 +81,7 @@ func FuzzProposalText(f *testing.F) {
 		for i := range members {
 			files[fmt.Sprintf("clusters/m%d/demo/web/serviceimport.yaml", i)] = []byte("x")
 		}
-		title, body := Title(p), Body(p, nil, files)
+		title, body := Title(p), Body(p, nil, nil, files)
 		if len(title) > maxTitle || !utf8.ValidString(title) {
 			t.Fatalf("title of %d bytes, valid %t", len(title), utf8.ValidString(title))
 		}

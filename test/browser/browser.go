@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package browser opens pages in a real browser, Debian's Chromium driven
+// by playwright-core under Node (`make testbin` installs both, the driver
+// into TESTBIN/browser), and reports what the page's own JavaScript drew:
+// the check that a Mermaid picture a forge shows is really drawn, not only
+// parsed. It must not be imported by production code.
+package browser
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+)
+
+//go:embed page.mjs
+var pageScript []byte
+
+// Page is what a page showed.
+type Page struct {
+	// Diagrams are the Mermaid diagrams drawn, in page order.
+	Diagrams []Diagram `json:"diagrams"`
+	// Errors are the errors the page showed in place of a diagram;
+	// Problems what went wrong loading it (script errors, time-outs).
+	Errors   []string `json:"errors"`
+	Problems []string `json:"problems"`
+	// PNG is a screenshot of the selected element.
+	PNG []byte `json:"-"`
+}
+
+// Diagram is one drawn Mermaid diagram.
+type Diagram struct {
+	SVG   bool   `json:"svg"`
+	Nodes int    `json:"nodes"`
+	Edges int    `json:"edges"`
+	Text  string `json:"text"`
+}
+
+// Open loads url in headless Chromium, waits for its Mermaid diagrams and
+// screenshots the element selector selects. Where Chromium or the driver
+// is missing the test is skipped with the reason, and fails under CI=true.
+func Open(t testing.TB, url, selector string) Page {
+	t.Helper()
+	dir, err := prepare(t)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("browser: %v", err)
+		}
+		t.Skipf("skipping: browser: %v", err)
+	}
+	png := filepath.Join(dir, "shot.png")
+	cmd := exec.Command("node", filepath.Join(dir, "page.mjs"), url, selector, png)
+	// Chromium keeps its profile in HOME; a fresh one per run.
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("browser: node: %v: %s", err, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Logf("browser: %s", stderr.String())
+	}
+	var p Page
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("browser: answer %q: %v", out, err)
+	}
+	if p.PNG, err = os.ReadFile(png); err != nil && len(p.Problems) == 0 {
+		t.Fatalf("browser: no screenshot: %v", err)
+	}
+	return p
+}
+
+// prepare makes a directory holding the script beside a link to the
+// installed node_modules, where Node's module resolution finds them.
+func prepare(t testing.TB) (string, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", errors.New("node not found (make testbin installs nodejs with apt-get)")
+	}
+	chromium := "/usr/bin/chromium"
+	if c := os.Getenv("CHROMIUM"); c != "" {
+		chromium = c
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		return "", fmt.Errorf("no Chromium at %s (make testbin installs Debian's chromium)", chromium)
+	}
+	assets, err := envtest.AssetsDir()
+	if err != nil {
+		return "", err
+	}
+	modules := filepath.Join(assets, "browser", "node_modules")
+	if _, err := os.Stat(filepath.Join(modules, "playwright-core", "package.json")); err != nil {
+		return "", fmt.Errorf("playwright-core not installed in %s (run make testbin)", modules)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "page.mjs"), pageScript, 0o644)
+}
