@@ -25,3 +25,15 @@ type Health struct {
 	// Message explains to a person what the loop does about the member.
 	Message string `json:"message,omitempty"`
 }
+
+// DropStale drops the exports of each member whose health says they are
+// dropped (unreachable past staleAfter): what the loop rendered from
+// (Resolve), for a render of a commit's inputs/, which keep the member's
+// last snapshot whole.
+func DropStale(snaps []*Snapshot, health map[string]Health) {
+	for _, s := range snaps {
+		if h, ok := health[s.Member]; ok && h.ExportsDropped {
+			s.ServiceExports = nil
+		}
+	}
+}

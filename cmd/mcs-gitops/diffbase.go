@@ -35,6 +35,8 @@ type side struct {
 	warnings []render.Problem
 	// snaps are the members' snapshots, for -o github's positions.
 	snaps []*snapshot.Snapshot
+	// health is the commit's status/members.yaml.
+	health map[string]snapshot.Health
 }
 
 // renderAt renders the world commit rev of repo holds, under sub (the
@@ -104,6 +106,7 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time, wi *loadedWhat
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
 	}
+	snapshot.DropStale(snaps, committed.Health)
 	out, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
@@ -112,7 +115,7 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time, wi *loadedWhat
 	if err != nil {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
 	}
-	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps), snaps: snaps}, nil
+	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps), snaps: snaps, health: committed.Health}, nil
 }
 
 // baseDiff is diff --base: the change from base's world to head's, both
@@ -153,7 +156,8 @@ func diffBase(config, base, head string, now time.Time, wi *loadedWhatIf) (*base
 		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c})
 	}
 	d.summary = layout.NewChangeSummary(&b.out.Report, &h.out.Report, c, h.cfg.MemberNames())
-	d.summary.Change.Members = change.MembersBetween(b.cfg.MemberNames(), h.cfg.MemberNames())
+	d.summary.Change.Members = change.MembersBetween(change.MemberStates(b.cfg.MemberNames(), b.health),
+		change.MemberStates(h.cfg.MemberNames(), h.health), h.health, b.health)
 	return d, nil
 }
 

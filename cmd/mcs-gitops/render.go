@@ -61,6 +61,7 @@ func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output,
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	snapshot.DropStale(snaps, committed.Health)
 	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
 	if err != nil {
 		return nil, nil, nil, nil, &exitError{2, err}
@@ -152,6 +153,7 @@ or --summary could not be written.`,
 			if err != nil {
 				return err
 			}
+			maps.Copy(files, committed.Records)
 			roots := layout.RenderRoots
 			if check {
 				diff, changes, err := gitsync.DiffTree(out, files, roots)
@@ -275,7 +277,8 @@ it compares with could not be read.`,
 			if fail.wantsChanges() || ci.github() || ci.junit() {
 				set = change.Between(committed.Report, &result.Report)
 				if len(committed.Health) > 0 {
-					set.Members = change.MembersBetween(slices.Sorted(maps.Keys(committed.Health)), cfg.MemberNames())
+					set.Members = change.MembersBetween(change.MemberStates(slices.Sorted(maps.Keys(committed.Health)), committed.Health),
+						change.MemberStates(cfg.MemberNames(), committed.Health), committed.Health)
 				}
 			}
 			if ci.junit() {

@@ -29,6 +29,7 @@ func Between(prev, next *render.Report) Set {
 			set.Services = append(set.Services, s)
 		}
 	}
+	set.Gateways = GatewaysBetween(prev, next)
 	return set
 }
 

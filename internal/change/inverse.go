@@ -17,7 +17,10 @@ func (s Set) Inverse() Set {
 		out.Services[i] = v.inverse()
 	}
 	for _, m := range s.Members {
-		out.Members = append(out.Members, Member{Name: m.Name, New: !m.New})
+		out.Members = append(out.Members, Member{Name: m.Name, Old: m.New, New: m.Old, Reason: m.Reason, Since: m.Since})
+	}
+	for _, g := range s.Gateways {
+		out.Gateways = append(out.Gateways, Gateway{Member: g.Member, Name: g.Name, Old: g.New, New: g.Old})
 	}
 	return out
 }

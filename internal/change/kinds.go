@@ -23,7 +23,8 @@ const (
 	// PolicyChange: a consumer's traffic policy changes where its traffic
 	// goes.
 	PolicyChange Kind = "policy"
-	// MemberChange: a member joins or leaves the ClusterSet.
+	// MemberChange: a member joins or leaves the ClusterSet, goes
+	// unreachable or stale, or comes back.
 	MemberChange Kind = "member"
 )
 
@@ -52,11 +53,7 @@ func (s Set) Findings() []Finding {
 	for _, k := range Kinds {
 		if k == MemberChange {
 			for _, m := range s.Members {
-				verb := "joins"
-				if !m.New {
-					verb = "leaves"
-				}
-				out = append(out, Finding{Kind: k, Member: m.Name, Message: fmt.Sprintf("member %s %s the ClusterSet", m.Name, verb)})
+				out = append(out, Finding{Kind: k, Member: m.Name, Message: "member " + m.String()})
 			}
 			continue
 		}
@@ -107,25 +104,4 @@ func (s Service) findings(k Kind) []Finding {
 		return out
 	}
 	return nil
-}
-
-// Member is one member of the ClusterSet joining (New) or leaving.
-type Member struct {
-	Name string `json:"name"`
-	New  bool   `json:"joins"`
-}
-
-// MembersBetween lists the members that join (in next only) or leave (in
-// prev only) the ClusterSet, sorted by name.
-func MembersBetween(prev, next []string) []Member {
-	added, gone := setDiff(prev, next)
-	var out []Member
-	for _, m := range added {
-		out = append(out, Member{Name: m, New: true})
-	}
-	for _, m := range gone {
-		out = append(out, Member{Name: m})
-	}
-	sortMembers(out)
-	return out
 }

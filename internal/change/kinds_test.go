@@ -31,7 +31,8 @@ func TestFindings(t *testing.T) {
 				{Member: "cluster-2", Conditions: []render.Condition{valid, conflict}}}},
 	}}
 	set := Between(prev, next)
-	set.Members = MembersBetween([]string{"cluster-1", "cluster-2", "cluster-3"}, []string{"cluster-1", "cluster-2", "cluster-4"})
+	set.Members = MembersBetween(Present([]string{"cluster-1", "cluster-2", "cluster-3", "cluster-5"}),
+		map[string]MemberState{"cluster-1": Reachable, "cluster-2": Reachable, "cluster-4": Reachable, "cluster-5": Stale})
 	var lines []string
 	for _, f := range set.Findings() {
 		lines = append(lines, string(f.Kind)+" "+f.String())
@@ -44,6 +45,7 @@ func TestFindings(t *testing.T) {
 		"policy web/frontend: traffic policy of cluster-1: removed (was FailOver)",
 		"member member cluster-3 leaves the ClusterSet",
 		"member member cluster-4 joins the ClusterSet",
+		"member member cluster-5 unreachable since unknown for longer than staleAfter; its exports are dropped",
 	}, lines)
 	assert.Empty(t, Between(next, next).Findings())
 }

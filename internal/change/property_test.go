@@ -80,7 +80,25 @@ func randomReport(r *rand.Rand) *render.Report {
 			rep.Services = append(rep.Services, s)
 		}
 	}
+	for _, m := range some() {
+		g := render.GatewayReport{Member: m, Gateway: "gateway-system/" + pick("east-west", "mesh"),
+			Addresses: []string{pick("203.0.113.1", "203.0.113.2")}, HTTPPort: int32(pick2(r, 80, 8080)), TCPPorts: pick("", "30000-30009")}
+		for _, svc := range []string{"cart", "db"} {
+			if r.IntN(2) == 0 {
+				g.Allocations = append(g.Allocations, render.PortAllocation{Port: int32(30000 + r.IntN(3)), Namespace: "shop", Service: svc,
+					ServicePort: 5432, Purpose: pick("", render.PurposeWeighted)})
+			}
+		}
+		rep.Gateways = append(rep.Gateways, g)
+	}
 	return rep
+}
+
+func pick2(r *rand.Rand, a, b int) int {
+	if r.IntN(2) == 0 {
+		return a
+	}
+	return b
 }
 
 // FuzzInverse: for any two renders A and B, the change from B to A is the
@@ -97,7 +115,7 @@ func FuzzInverse(f *testing.F) {
 		if !reflect.DeepEqual(ba, ab.Inverse()) {
 			t.Fatalf("B->A is not the inverse of A->B\nA->B inverted: %+v\nB->A:          %+v", ab.Inverse(), ba)
 		}
-		if got := Between(a, a); len(got.Services) != 0 {
+		if got := Between(a, a); len(got.Services) != 0 || len(got.Gateways) != 0 {
 			t.Fatalf("A->A is not empty: %+v", got)
 		}
 		if got, want := ab.Apply(ReachOf(a)), ReachOf(b); !reflect.DeepEqual(got, want) {
@@ -109,19 +127,20 @@ func FuzzInverse(f *testing.F) {
 		if ab.Apply(ReachOf(nil)) == nil || len(Between(nil, nil).Services) != 0 {
 			t.Fatal("nothing rendered on either side")
 		}
-		ma, mb := memberNames(seedA), memberNames(seedB)
+		ma, mb := memberStates(seedA), memberStates(seedB)
 		if got, want := (Set{Members: MembersBetween(mb, ma)}), (Set{Members: MembersBetween(ma, mb)}).Inverse(); !reflect.DeepEqual(got.Members, want.Members) {
 			t.Fatalf("members B->A %v, inverse of A->B %v", got.Members, want.Members)
 		}
 	})
 }
 
-// memberNames is a ClusterSet's members, some of cluster-1..cluster-5.
-func memberNames(seed uint64) []string {
-	var out []string
+// memberStates is a ClusterSet's members, some of cluster-1..cluster-5,
+// each reachable, unreachable or stale.
+func memberStates(seed uint64) map[string]MemberState {
+	out := map[string]MemberState{}
 	for i := range 5 {
 		if seed>>i&1 == 1 {
-			out = append(out, "cluster-"+string(rune('1'+i)))
+			out["cluster-"+string(rune('1'+i))] = []MemberState{Reachable, Unreachable, Stale}[seed>>(5+2*i)%3]
 		}
 	}
 	return out

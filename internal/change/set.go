@@ -6,9 +6,13 @@ package change
 // name; services the change leaves alone are not in it.
 type Set struct {
 	Services []Service `json:"services"`
-	// Members are the members joining or leaving the ClusterSet, when the
-	// caller knows both sides' members (MembersBetween).
+	// Members are the members joining or leaving the ClusterSet, going
+	// unreachable or stale, or coming back, when the caller knows both
+	// sides' members (MembersBetween).
 	Members []Member `json:"members,omitempty"`
+	// Gateways are how the members' gateways change: where the others
+	// reach them, and the listener ports they give exported TCP ports.
+	Gateways []Gateway `json:"gateways,omitempty"`
 }
 
 // Service is what a change does to one service. Every list is sorted by

@@ -35,6 +35,7 @@ type ChangeSummary struct {
 	// once, on the losing export).
 	policies   []string
 	namespaces []string
+	gateways   []string
 	problems   []problemItem
 	// picture is the Mermaid flowchart of the edges the change adds,
 	// removes or breaks; empty when none, or past graphLimit.
@@ -57,6 +58,7 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 		}
 	}
 	r.namespaces = d.namespaceLines()
+	r.gateways = d.gatewayLines()
 	if edges := d.changeEdges(); len(edges) > 0 && len(edges) <= graphLimit {
 		order := slices.Clone(members)
 		for e := range edges {
@@ -181,6 +183,19 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
 		}
 		more(&b, len(r.policies), per, "policy changes")
+	}
+	if len(r.gateways) > 0 {
+		b.WriteString("\n### Gateways\n\n")
+		for _, l := range capped(r.gateways, per) {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+		}
+		more(&b, len(r.gateways), per, "gateway changes")
+	}
+	if len(r.Change.Members) > 0 {
+		b.WriteString("\n### Members\n\n")
+		for _, m := range r.Change.Members {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(m.String()))
+		}
 	}
 	// Many members, or long lists: each member folds, so the page stays
 	// readable and a reviewer opens the ones they own.

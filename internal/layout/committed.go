@@ -20,7 +20,15 @@ type Committed struct {
 	Report *render.Report
 	// Review is status/review.yaml, empty outside review mode.
 	Review *ReviewState
+	// Records are the RecordFiles the commit holds, as committed.
+	Records map[string][]byte
 }
+
+// RecordFiles are the loop's records of what it saw and decided (the
+// members' health, review mode's state), which no render of inputs/ can
+// make: an offline render (render, render --check) carries them over as
+// they are, so a commit of the loop renders to itself.
+var RecordFiles = []string{HealthFile, ReviewFile}
 
 // CommittedRoots are the paths ReadCommitted needs of a commit.
 var CommittedRoots = []string{InputsDir, StatusDir}
@@ -48,9 +56,15 @@ var KeptFiles = []string{GatewaysFile, ReviewFile}
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.
 func ReadCommitted(files map[string][]byte) (*Committed, error) {
-	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{}}
+	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{},
+		Records: map[string][]byte{}}
 	if files == nil {
 		return c, nil
+	}
+	for _, p := range RecordFiles {
+		if b, ok := files[p]; ok {
+			c.Records[p] = b
+		}
 	}
 	c.Inputs = JoinInputs(files)
 	var err error

@@ -42,6 +42,8 @@ type svcDiff struct {
 
 type reportDiff struct {
 	services []*svcDiff
+	// gateways are how the members' gateways change.
+	gateways []change.Gateway
 }
 
 func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
@@ -57,7 +59,7 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 	}
 	p, n := idx(prev), idx(next)
 	touched := touchedImports(c)
-	d := &reportDiff{}
+	d := &reportDiff{gateways: change.GatewaysBetween(prev, next)}
 	for _, k := range unionKeys(p, n) {
 		s := &svcDiff{key: k, prev: p[k], next: n[k]}
 		s.change = change.ServiceBetween(s.prev, s.next)
@@ -172,10 +174,11 @@ func (d *reportDiff) events() []string {
 		}
 	}
 	var out []string
-	for _, g := range [][]string{imports, removes, fields, policies, conflicts, invalids, exports, endpoints} {
+	for _, g := range [][]string{imports, removes, fields, policies, conflicts, invalids, exports} {
 		out = append(out, g...)
 	}
-	return out
+	out = append(out, d.gatewayEvents(len(out)+len(endpoints))...)
+	return append(out, endpoints...)
 }
 
 func serves(members []string) string {
@@ -291,6 +294,7 @@ func (d *reportDiff) body(health []string) string {
 	section("Traffic policies", policies)
 	section("Exports", exports)
 	section("Conflicts", conflicts)
+	section("Gateways", d.gatewayLines())
 	section("Ready endpoints", endpoints)
 	var hl []string
 	for _, h := range health {
@@ -411,11 +415,48 @@ func (d *reportDiff) fieldChanges() map[string][]string {
 
 // set is the change model of the services that changed.
 func (d *reportDiff) set() change.Set {
-	out := change.Set{Services: []change.Service{}}
+	out := change.Set{Services: []change.Service{}, Gateways: d.gateways}
 	for _, s := range d.services {
 		if !s.change.Empty() {
 			out.Services = append(out.Services, s.change)
 		}
+	}
+	return out
+}
+
+// gatewayEvents say how a member's gateway itself changes (where the
+// others reach it); its listeners follow from the exports, and are said
+// only when nothing else is.
+func (d *reportDiff) gatewayEvents(others int) []string {
+	var out, listeners []string
+	byMember := map[string][]string{}
+	var members []string
+	for _, g := range d.gateways {
+		if strings.HasPrefix(g.Name, "listener ") || strings.HasPrefix(g.Name, "weighted ") {
+			if !slices.Contains(listeners, g.Member) {
+				listeners = append(listeners, g.Member)
+			}
+			continue
+		}
+		if _, ok := byMember[g.Member]; !ok {
+			members = append(members, g.Member)
+		}
+		byMember[g.Member] = append(byMember[g.Member], g.String())
+	}
+	for _, m := range members {
+		out = append(out, fmt.Sprintf("change %s's gateway: %s", m, strings.Join(byMember[m], "; ")))
+	}
+	if len(out) == 0 && others == 0 && len(listeners) > 0 {
+		out = append(out, "reallocate gateway listeners in "+list(listeners))
+	}
+	return out
+}
+
+// gatewayLines are the gateway changes, a line each, member first.
+func (d *reportDiff) gatewayLines() []string {
+	out := make([]string, 0, len(d.gateways))
+	for _, g := range d.gateways {
+		out = append(out, g.Member+": "+g.String())
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -214,29 +215,21 @@ func completeSnapshots(names []string, snaps []*snapshot.Snapshot) []*snapshot.S
 }
 
 // healthEvents says in one line each what changed about reachability, for
-// the commit message.
+// the commit message: the change model's member events between the last
+// commit's health and this cycle's (the same members on both sides:
+// joining and leaving are said by the config's change).
 func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []string {
-	var out []string
+	cur := make(map[string]snapshot.Health, len(next))
+	names := make([]string, 0, len(next))
 	for _, h := range next {
-		p, seen := prev[h.Member]
-		switch {
-		case !h.Reachable && h.ExportsDropped && !p.ExportsDropped:
-			out = append(out, fmt.Sprintf("%s unreachable since %s (%s) for longer than staleAfter; its exports are dropped",
-				h.Member, sinceString(h), h.Reason))
-		case !h.Reachable && (!seen || p.Reachable):
-			out = append(out, fmt.Sprintf("%s unreachable (%s); keeping its last known exports", h.Member, h.Reason))
-		case h.Reachable && seen && !p.Reachable:
-			out = append(out, fmt.Sprintf("%s reachable again", h.Member))
-		}
+		cur[h.Member] = h
+		names = append(names, h.Member)
+	}
+	var out []string
+	for _, m := range change.MembersBetween(change.MemberStates(names, prev), change.MemberStates(names, cur), cur, prev) {
+		out = append(out, m.String())
 	}
 	return out
-}
-
-func sinceString(h snapshot.Health) string {
-	if h.UnreachableSince == nil {
-		return "unknown"
-	}
-	return h.UnreachableSince.UTC().Format("2006-01-02T15:04:05Z")
 }
 
 // exportsOf lists, per member, the exports (namespace/name) a report
