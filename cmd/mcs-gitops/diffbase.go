@@ -152,12 +152,12 @@ func diffBase(config, base, head string, now time.Time, wi *loadedWhatIf) (*base
 	d := &baseDiff{base: b, head: h}
 	d.patch, d.changes = gitsync.DiffFiles(b.files, h.files)
 	c := &layout.Changes{Written: d.changes.Written, Removed: d.changes.Removed}
-	if !c.Empty() {
-		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c})
-	}
-	d.summary = layout.NewChangeSummary(&b.out.Report, &h.out.Report, c, h.cfg.MemberNames())
-	d.summary.Change.Members = change.MembersBetween(change.MemberStates(b.cfg.MemberNames(), b.health),
+	members := change.MembersBetween(change.MemberStates(b.cfg.MemberNames(), b.health),
 		change.MemberStates(h.cfg.MemberNames(), h.health), h.health, b.health)
+	if !c.Empty() {
+		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c, Members: members})
+	}
+	d.summary = layout.NewChangeSummaryOf(&b.out.Report, &h.out.Report, c, h.cfg.MemberNames(), members)
 	return d, nil
 }
 

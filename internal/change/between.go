@@ -52,7 +52,7 @@ func ServiceBetween(prev, next *render.ServiceReport) Service {
 		either = prev
 	}
 	s := Service{Namespace: either.Namespace, Name: either.Name}
-	s.Gained, s.Lost = setDiff(importers(prev), importers(next))
+	s.Gained, s.Lost = setDiff(Reaching(prev), Reaching(next))
 	s.Exports = exportChanges(prev, next)
 	s.Fields = fieldChanges(prev, next)
 	s.Conflicts = conflictChanges(prev, next)
@@ -76,11 +76,23 @@ func (s Service) Empty() bool {
 		len(s.NamespaceCreated) == 0 && len(s.NamespaceNotCreated) == 0
 }
 
-func importers(s *render.ServiceReport) []string {
+// Reaching are the members that can reach the service: its importers but
+// those that cannot serve any of its IP families (NotServed: they get the
+// ServiceImport, marked not ready, and no endpoints), sorted.
+func Reaching(s *render.ServiceReport) []string {
 	if s == nil {
 		return nil
 	}
-	return s.ImportedBy
+	if len(s.NotServed) == 0 {
+		return s.ImportedBy
+	}
+	out := make([]string, 0, len(s.ImportedBy))
+	for _, m := range s.ImportedBy {
+		if !slices.ContainsFunc(s.NotServed, func(n render.NotServed) bool { return n.Member == m }) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ExportStates maps each exporting member to its export's state.

@@ -46,8 +46,8 @@ func (s Service) inverse() Service {
 	return out
 }
 
-// Reach is who imports what in a render: namespace/name to the importing
-// members, sorted.
+// Reach is who can reach what in a render: namespace/name to the members
+// (Reaching), sorted.
 type Reach map[string][]string
 
 // ReachOf reads a report's reach; nil is nothing rendered.
@@ -56,9 +56,10 @@ func ReachOf(r *render.Report) Reach {
 	if r == nil {
 		return out
 	}
-	for _, s := range r.Services {
-		if len(s.ImportedBy) > 0 {
-			imp := slices.Clone(s.ImportedBy)
+	for i := range r.Services {
+		s := &r.Services[i]
+		if reach := Reaching(s); len(reach) > 0 {
+			imp := slices.Clone(reach)
 			slices.Sort(imp)
 			out[s.Namespace+"/"+s.Name] = imp
 		}

@@ -61,6 +61,31 @@ func (m Member) String() string {
 	}
 }
 
+// Short says the change in a few words, for a commit subject.
+func (m Member) Short() string {
+	switch {
+	case m.Old == "":
+		return m.Name + " joins the ClusterSet"
+	case m.New == "":
+		return m.Name + " leaves the ClusterSet"
+	case m.New == Stale:
+		return m.Name + " stale, its exports dropped"
+	case m.New == Unreachable && m.Old == Stale:
+		return m.Name + " exports restored, still unreachable"
+	case m.New == Unreachable:
+		return m.Name + " unreachable"
+	case m.Old == Stale:
+		return m.Name + " reachable again, exports restored"
+	default:
+		return m.Name + " reachable again"
+	}
+}
+
+// Dropped reports whether the change drops the member's exports (it goes
+// stale), Restored whether it brings them back.
+func (m Member) Dropped() bool  { return m.New == Stale && m.Old != "" }
+func (m Member) Restored() bool { return m.Old == Stale && m.New != "" }
+
 // MemberStates are the states of names, the members of one commit, from
 // its status/members.yaml (health): a member without a record is
 // Reachable.

@@ -37,6 +37,9 @@ func randomReport(r *rand.Rand) *render.Report {
 				if r.IntN(4) == 0 {
 					s.CreatedNamespace = append(s.CreatedNamespace, m)
 				}
+				if r.IntN(5) == 0 {
+					s.NotServed = append(s.NotServed, render.NotServed{Member: m, Reason: render.ReasonIPFamilyNotSupported})
+				}
 			}
 			for _, m := range some() {
 				e := render.ExportReport{Member: m, ClusterID: m}

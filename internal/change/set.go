@@ -20,8 +20,9 @@ type Set struct {
 type Service struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	// Gained and Lost are the members that start or stop importing the
-	// service: who can now reach it, and who no longer can.
+	// Gained and Lost are the members that start or stop reaching the
+	// service (Reaching: importing it in an IP family they serve): who
+	// can now reach it, and who no longer can.
 	Gained []string `json:"reachGained,omitempty"`
 	Lost   []string `json:"reachLost,omitempty"`
 	// Exports are the members whose export appeared, went, or became valid

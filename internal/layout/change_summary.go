@@ -27,8 +27,7 @@ type ChangeSummary struct {
 	// Fields says, for each service whose merged import changed, how:
 	// "port http 8000/TCP -> 8001/TCP".
 	Fields map[string][]string
-	// Change is the model every line above is worded from; a caller that
-	// knows both sides' members sets Change.Members.
+	// Change is the model every line above is worded from.
 	Change change.Set
 	// policies are how traffic policies change, one line each; problems
 	// are the problems as SUMMARY.md words them (problemLines: a conflict
@@ -45,8 +44,16 @@ type ChangeSummary struct {
 // NewChangeSummary compares prev (nil or empty: nothing rendered yet) with next.
 // Every member in members is listed, in that order, changed or not.
 func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *ChangeSummary {
-	d := diffReports(prev, next, c)
+	return NewChangeSummaryOf(prev, next, c, members, nil)
+}
+
+// NewChangeSummaryOf is NewChangeSummary for a caller that also knows
+// how members change (changes: joining, leaving, going stale …), which
+// are said first, as the cause of what their exports do.
+func NewChangeSummaryOf(prev, next *render.Report, c *Changes, members []string, changes []change.Member) *ChangeSummary {
+	d := diffReports(prev, next, c, changes)
 	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges(), Change: d.set()}
+	r.Change.Members = changes
 	for _, s := range d.services {
 		for _, p := range s.policies {
 			r.policies = append(r.policies, s.key+" in "+p)
@@ -145,9 +152,10 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 		more(&b, len(r.Events), per, "events")
 		b.WriteString("\n")
 	}
+	// Counted as listed below: a conflict once, on the losing export.
 	perMember := map[string]int{}
-	for _, p := range r.Problems {
-		perMember[p.Member]++
+	for _, p := range r.problems {
+		perMember[p.member]++
 	}
 	b.WriteString("| member | imports added | imports removed | imports changed | problems |\n|---|---:|---:|---:|---:|\n")
 	for _, m := range r.Members {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -90,7 +91,7 @@ func reachEdges(services []render.ServiceReport) map[edge][]string {
 	for _, s := range services {
 		key := s.Namespace + "/" + s.Name
 		for from := range s.Endpoints {
-			for _, to := range s.ImportedBy {
+			for _, to := range change.Reaching(&s) {
 				if to != from {
 					e := edge{from: from, to: to, style: "solid"}
 					out[e] = append(out[e], key)
@@ -177,19 +178,19 @@ func (d *reportDiff) changeEdges() map[edge][]string {
 		}
 		kept := func(to string) bool { return !slices.Contains(s.importsAdded, to) }
 		for _, from := range s.change.ExportersAdded() {
-			for _, to := range importers(s.next) {
+			for _, to := range change.Reaching(s.next) {
 				if kept(to) {
 					add(from, to, "solid", s.key)
 				}
 			}
 		}
 		for _, from := range s.stopped {
-			for _, to := range importers(s.next) {
+			for _, to := range change.Reaching(s.next) {
 				add(from, to, "conflict", s.key)
 			}
 		}
-		for _, from := range s.exportsGone {
-			for _, to := range importers(s.next) {
+		for _, from := range slices.Concat(s.exportsGone, s.dropped) {
+			for _, to := range change.Reaching(s.next) {
 				add(from, to, "dashed", s.key)
 			}
 		}

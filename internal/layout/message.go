@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -28,9 +29,10 @@ type MessageInput struct {
 	// Changes are the paths the commit changes; used for "changed" imports
 	// and when the reports alone do not say what happened.
 	Changes *Changes
-	// Health holds one-line member health events, e.g. "cluster-2
-	// unreachable since 2026-11-22T10:00:00Z; keeping its exports".
-	Health []string
+	// Members are the members whose state changes (joining, leaving,
+	// going unreachable or stale, coming back): said first, as the cause
+	// of what their exports do.
+	Members []change.Member
 	// Trailers end the message, e.g. {"Snapshot-Digest", "sha256:..."}.
 	Trailers [][2]string
 }
@@ -44,18 +46,15 @@ const maxSubject = 72
 // the imports added, removed and changed, export, conflict and endpoint
 // count changes and health events, then the trailers.
 func Message(in MessageInput) string {
-	d := diffReports(in.Prev, in.Next, in.Changes)
+	d := diffReports(in.Prev, in.Next, in.Changes, in.Members)
 	events := d.events()
-	for _, h := range in.Health {
-		events = append(events, healthEvent(h))
-	}
 	if len(events) == 0 {
 		events = fallbackEvents(in.Changes)
 	}
 	var b strings.Builder
 	b.WriteString(subject(events))
 	b.WriteString("\n")
-	if body := d.body(in.Health); body != "" {
+	if body := d.body(); body != "" {
 		b.WriteString("\n")
 		b.WriteString(body)
 	}
@@ -92,12 +91,6 @@ func clip(s string, n int) string {
 		return s
 	}
 	return strings.TrimRight(s[:n-3], " ,;") + "..."
-}
-
-// healthEvent shortens a health line for the subject: up to the first ";".
-func healthEvent(h string) string {
-	e, _, _ := strings.Cut(oneLine(h), ";")
-	return strings.TrimSpace(e)
 }
 
 func oneLine(s string) string {

@@ -29,9 +29,12 @@ type svcDiff struct {
 	// serve it again.
 	stopped, resumed []string
 	// pending are the exports review mode holds back for approval.
-	pending   []string
-	endpoints []string // "member a -> b"
-	changedIn []string // importers with files changed
+	pending []string
+	// dropped and restored are the exports of members that go stale or
+	// come back from it: said by the member's event, not as exports.
+	dropped, restored []string
+	endpoints         []string // "member a -> b"
+	changedIn         []string // importers with files changed
 	// policies are the consumers whose traffic policy now sends them
 	// elsewhere: "cluster-2 (FailOver): cluster-2 -> cluster-1".
 	policies []string
@@ -41,12 +44,14 @@ type svcDiff struct {
 }
 
 type reportDiff struct {
+	// members are the members whose state changes.
+	members  []change.Member
 	services []*svcDiff
 	// gateways are how the members' gateways change.
 	gateways []change.Gateway
 }
 
-func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
+func diffReports(prev, next *render.Report, c *Changes, members []change.Member) *reportDiff {
 	idx := func(r *render.Report) map[string]*render.ServiceReport {
 		m := map[string]*render.ServiceReport{}
 		if r != nil {
@@ -59,7 +64,11 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 	}
 	p, n := idx(prev), idx(next)
 	touched := touchedImports(c)
-	d := &reportDiff{gateways: change.GatewaysBetween(prev, next)}
+	d := &reportDiff{gateways: change.GatewaysBetween(prev, next), members: members}
+	dropped, restored := map[string]bool{}, map[string]bool{}
+	for _, m := range members {
+		dropped[m.Name], restored[m.Name] = m.Dropped(), m.Restored()
+	}
 	for _, k := range unionKeys(p, n) {
 		s := &svcDiff{key: k, prev: p[k], next: n[k]}
 		s.change = change.ServiceBetween(s.prev, s.next)
@@ -81,11 +90,15 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 				// as an export.
 				s.newlyInvalid = append(s.newlyInvalid, fmt.Sprintf("%s (%s)", e.Member, e.New))
 				s.invalidNow[e.Member] = string(e.New)
+			case e.Old == "" && valid(e.New) && restored[e.Member]:
+				s.restored = append(s.restored, e.Member)
 			case e.Old == "" && valid(e.New):
 				s.exportsAdded = append(s.exportsAdded, e.Member)
 				if e.New == change.NotReady {
 					s.stopped = append(s.stopped, e.Member) // new, and serving nothing
 				}
+			case e.New == "" && dropped[e.Member]:
+				s.dropped = append(s.dropped, e.Member)
 			case e.New == "":
 				s.exportsGone = append(s.exportsGone, e.Member)
 			case e.Old == change.Valid && e.New == change.NotReady:
@@ -114,6 +127,18 @@ func diffReports(prev, next *render.Report, c *Changes) *reportDiff {
 
 // events lists what happened, most important first, for the subject.
 func (d *reportDiff) events() []string {
+	// A member whose change moves exports (joining, leaving, going stale,
+	// coming back from it) is the cause of what follows and is said first;
+	// one that only goes unreachable or comes back keeps its exports, and
+	// is said last.
+	var members, health []string
+	for _, m := range d.members {
+		if m.Old == "" || m.New == "" || m.Dropped() || m.Restored() {
+			members = append(members, m.Short())
+		} else {
+			health = append(health, m.Short())
+		}
+	}
 	var imports, removes, fields, policies, conflicts, invalids, exports, endpoints []string
 	for _, s := range d.services {
 		for _, p := range s.policies {
@@ -174,11 +199,11 @@ func (d *reportDiff) events() []string {
 		}
 	}
 	var out []string
-	for _, g := range [][]string{imports, removes, fields, policies, conflicts, invalids, exports} {
+	for _, g := range [][]string{members, imports, removes, fields, policies, conflicts, invalids, exports} {
 		out = append(out, g...)
 	}
 	out = append(out, d.gatewayEvents(len(out)+len(endpoints))...)
-	return append(out, endpoints...)
+	return append(append(out, endpoints...), health...)
 }
 
 func serves(members []string) string {
@@ -193,7 +218,7 @@ func serves(members []string) string {
 // says it all.
 func (s *svcDiff) endpointsExplained() bool {
 	for _, c := range s.change.Endpoints {
-		if !slices.Contains(s.stopped, c.Member) && !slices.Contains(s.resumed, c.Member) {
+		if !slices.ContainsFunc([][]string{s.stopped, s.resumed, s.dropped, s.restored}, func(l []string) bool { return slices.Contains(l, c.Member) }) {
 			return false
 		}
 	}
@@ -209,6 +234,10 @@ func (s *svcDiff) importEvent() string {
 	exporters := validExporters(s.next)
 	if len(validExporters(s.prev)) > 0 || len(exporters) == 0 {
 		return fmt.Sprintf("import %s into %s", s.key, list(s.importsAdded))
+	}
+	if !slices.ContainsFunc(exporters, func(m string) bool { return !slices.Contains(s.restored, m) }) {
+		// Its exporters came back from stale: no one exported anything.
+		return fmt.Sprintf("import %s into %s again", s.key, list(s.importsAdded))
 	}
 	own := toSet(exporters)
 	var others []string
@@ -229,7 +258,7 @@ func (s *svcDiff) importEvent() string {
 
 // body is the per-member and per-topic listing; empty when nothing in
 // the reports changed and there is no health event.
-func (d *reportDiff) body(health []string) string {
+func (d *reportDiff) body() string {
 	var exports, conflicts, endpoints, policies []string
 	for _, s := range d.services {
 		for _, p := range s.policies {
@@ -243,6 +272,12 @@ func (d *reportDiff) body(health []string) string {
 		}
 		for _, m := range s.pending {
 			exports = append(exports, fmt.Sprintf("? %s from %s: waits for review", s.key, m))
+		}
+		for _, m := range s.dropped {
+			exports = append(exports, fmt.Sprintf("- %s from %s: dropped, %s is stale", s.key, m, m))
+		}
+		for _, m := range s.restored {
+			exports = append(exports, fmt.Sprintf("+ %s from %s: restored, %s is no longer stale", s.key, m, m))
 		}
 		for _, m := range slices.Sorted(maps.Keys(s.invalidNow)) {
 			exports = append(exports, fmt.Sprintf("! %s from %s: invalid, %s", s.key, m, s.invalidNow[m]))
@@ -296,11 +331,11 @@ func (d *reportDiff) body(health []string) string {
 	section("Conflicts", conflicts)
 	section("Gateways", d.gatewayLines())
 	section("Ready endpoints", endpoints)
-	var hl []string
-	for _, h := range health {
-		hl = append(hl, oneLine(h))
+	var ml []string
+	for _, m := range d.members {
+		ml = append(ml, oneLine(m.String()))
 	}
-	section("Members", hl)
+	section("Members", ml)
 	return b.String()
 }
 
@@ -441,10 +476,14 @@ func (d *reportDiff) gatewayEvents(others int) []string {
 		if _, ok := byMember[g.Member]; !ok {
 			members = append(members, g.Member)
 		}
-		byMember[g.Member] = append(byMember[g.Member], g.String())
+		what := g.String()
+		if g.Name == "addresses" && g.Old != "" && g.New != "" {
+			what = "moves to " + g.New
+		}
+		byMember[g.Member] = append(byMember[g.Member], what)
 	}
 	for _, m := range members {
-		out = append(out, fmt.Sprintf("change %s's gateway: %s", m, strings.Join(byMember[m], "; ")))
+		out = append(out, fmt.Sprintf("%s's gateway %s", m, strings.Join(byMember[m], ", ")))
 	}
 	if len(out) == 0 && others == 0 && len(listeners) > 0 {
 		out = append(out, "reallocate gateway listeners in "+list(listeners))

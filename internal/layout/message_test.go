@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -43,7 +44,7 @@ func TestMessageImportAndConflict(t *testing.T) {
 	msg := Message(MessageInput{
 		Prev: prev, Next: next,
 		Changes:  &Changes{Written: []string{"clusters/cluster-2/web/api/serviceimport.yaml", "clusters/cluster-2/httpbin/httpbin/serviceimport.yaml"}},
-		Health:   []string{"cluster-4 unreachable since 2026-11-22T10:00:00Z; keeping its exports"},
+		Members:  []change.Member{{Name: "cluster-4", Old: change.Reachable, New: change.Unreachable, Reason: "Unreachable"}},
 		Trailers: [][2]string{{"Snapshot-Digest", "sha256:abc"}},
 	})
 	subject, body, _ := strings.Cut(msg, "\n")
@@ -68,7 +69,7 @@ Ready endpoints:
   web/api: cluster-1 2 -> 3, cluster-3 0 -> 1
 
 Members:
-  cluster-4 unreachable since 2026-11-22T10:00:00Z; keeping its exports
+  cluster-4 unreachable (Unreachable); keeping its last known exports
 
 Snapshot-Digest: sha256:abc
 `
@@ -129,7 +130,7 @@ func TestMessageFallbacks(t *testing.T) {
 	assert.Equal(t, "update snapshot of cluster-1\n", Message(MessageInput{Changes: &Changes{Written: []string{"inputs/cluster-1.yaml"}}}))
 	assert.Equal(t, "update the rendered tree\n", Message(MessageInput{}))
 	assert.Equal(t, "cluster-2 reachable again\n\nMembers:\n  cluster-2 reachable again\n",
-		Message(MessageInput{Health: []string{"cluster-2 reachable again"}}))
+		Message(MessageInput{Members: []change.Member{{Name: "cluster-2", Old: change.Unreachable, New: change.Reachable}}}))
 }
 
 func TestSubjectStaysShort(t *testing.T) {
@@ -144,7 +145,7 @@ func TestSubjectStaysShort(t *testing.T) {
 
 	long := strings.Repeat("x", 100)
 	assert.LessOrEqual(t, len(subject), maxSubject)
-	s := Message(MessageInput{Health: []string{long}})
+	s := Message(MessageInput{Members: []change.Member{{Name: long, Old: change.Reachable, New: change.Unreachable}}})
 	subject, _, _ = strings.Cut(s, "\n")
 	assert.Len(t, subject, maxSubject)
 	assert.True(t, strings.HasSuffix(subject, "..."))

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -100,8 +101,9 @@ func problemLines(s render.ServiceReport) []string {
 // problemItem is one line of problemLines and the kind of the problem it
 // starts with.
 type problemItem struct {
-	kind render.ProblemKind
-	text string
+	kind   render.ProblemKind
+	member string
+	text   string
 }
 
 func problemItems(s render.ServiceReport) []problemItem {
@@ -123,7 +125,7 @@ func problemItems(s render.ServiceReport) []problemItem {
 			out[last].text += fmt.Sprintf("; %s: %s", p.Reason, p.Message)
 			continue
 		}
-		out = append(out, problemItem{p.Kind, p.String()})
+		out = append(out, problemItem{p.Kind, p.Member, p.String()})
 		if _, export := exportMarks[p.Kind]; export {
 			last, lastMember = len(out)-1, p.Member
 		} else {
@@ -146,8 +148,15 @@ func importerList(s render.ServiceReport, members []string) string {
 	for _, m := range s.CreatedNamespace {
 		created[m] = true
 	}
+	notServed := map[string]bool{}
+	for _, n := range s.NotServed {
+		notServed[n.Member] = true
+	}
 	mark := func(m string) string {
-		if created[m] {
+		switch {
+		case notServed[m]:
+			return m + " (not served: no IP family in common)"
+		case created[m]:
 			return m + " (namespace will be created)"
 		}
 		return m
@@ -165,7 +174,7 @@ func importerList(s render.ServiceReport, members []string) string {
 		}
 		var marked []string
 		for _, m := range s.ImportedBy {
-			if created[m] {
+			if created[m] || notServed[m] {
 				marked = append(marked, mark(m))
 			}
 		}
@@ -194,7 +203,7 @@ func reachTable(b *strings.Builder, services []render.ServiceReport, members []s
 		n := 0
 		from := map[string]int{}
 		for _, s := range services {
-			if !slices.Contains(s.ImportedBy, m) {
+			if !slices.Contains(change.Reaching(&s), m) {
 				continue
 			}
 			n++

@@ -56,6 +56,6 @@ func (l *Loop) Diff(ctx context.Context) (*Pending, error) {
 	if p.Files > 0 {
 		p.Message = tr.message(changes)
 	}
-	p.Summary = layout.NewChangeSummary(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, l.Config.MemberNames())
+	p.Summary = layout.NewChangeSummaryOf(tr.prev, tr.report, &layout.Changes{Written: changes.Written, Removed: changes.Removed}, l.Config.MemberNames(), tr.events)
 	return p, nil
 }

@@ -11,6 +11,6 @@ import (
 func (t *tree) message(changes *gitsync.Changes) string {
 	return layout.Message(layout.MessageInput{
 		Prev: t.prev, Next: t.report, Changes: &layout.Changes{Written: changes.Written, Removed: changes.Removed},
-		Health: t.events, Trailers: [][2]string{{"Snapshot-Digest", t.digest}},
+		Members: t.events, Trailers: [][2]string{{"Snapshot-Digest", t.digest}},
 	})
 }

@@ -22,7 +22,7 @@ type tree struct {
 	files  map[string][]byte
 	report *render.Report
 	prev   *render.Report
-	events []string
+	events []change.Member
 	digest string
 	// review is set in review mode.
 	review *reviewed
@@ -218,18 +218,14 @@ func completeSnapshots(names []string, snaps []*snapshot.Snapshot) []*snapshot.S
 // the commit message: the change model's member events between the last
 // commit's health and this cycle's (the same members on both sides:
 // joining and leaving are said by the config's change).
-func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []string {
+func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []change.Member {
 	cur := make(map[string]snapshot.Health, len(next))
 	names := make([]string, 0, len(next))
 	for _, h := range next {
 		cur[h.Member] = h
 		names = append(names, h.Member)
 	}
-	var out []string
-	for _, m := range change.MembersBetween(change.MemberStates(names, prev), change.MemberStates(names, cur), cur, prev) {
-		out = append(out, m.String())
-	}
-	return out
+	return change.MembersBetween(change.MemberStates(names, prev), change.MemberStates(names, cur), cur, prev)
 }
 
 // exportsOf lists, per member, the exports (namespace/name) a report
