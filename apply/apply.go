@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 	"github.com/mcs-gitops/mcs-gitops/internal/redact"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -46,6 +47,11 @@ type Applier struct {
 	// ApplyAll to the next so only changed files are built again; nil
 	// builds everything.
 	Builds *BuildCache
+	// Change, when set, is what the commit being applied changed (the
+	// change model), given only on the commit's first apply: Events tell
+	// each export's owner who now reaches it, and each importer how its
+	// import changed, once.
+	Change *change.Set
 	// AllowEmpty lets ApplyAll apply a commit without a directory for this
 	// member, which prunes everything applied there before.
 	AllowEmpty bool

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,4 +116,55 @@ func (a *Applier) policyEvents(live *unstructured.Unstructured, have, want []met
 		a.event(live, corev1.EventTypeNormal, "Rerouted",
 			fmt.Sprintf("traffic now goes to %s first (was %s)", nowClusters[0], wasClusters[0]))
 	}
+}
+
+// changeOf is what the commit changed of the service key (namespace/name),
+// nil when nothing or when the applier was not told (a.Change).
+func (a *Applier) changeOf(key string) *change.Service {
+	if a.Change == nil {
+		return nil
+	}
+	ss := a.Change.Services
+	i, ok := slices.BinarySearchFunc(ss, key, func(s change.Service, k string) int { return strings.Compare(s.Key(), k) })
+	if !ok {
+		return nil
+	}
+	return &ss[i]
+}
+
+// reachEvent tells an export's owner who starts or stops reaching the
+// service: ReachChanged, worded from the change model.
+func (a *Applier) reachEvent(live *unstructured.Unstructured, key string) {
+	c := a.changeOf(key)
+	if c == nil {
+		return
+	}
+	// The exporter's own import goes without saying.
+	others := func(ms []string) []string {
+		return slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return m == a.Member })
+	}
+	var parts []string
+	if g := others(c.Gained); len(g) > 0 {
+		parts = append(parts, "now reachable from "+strings.Join(g, ", "))
+	}
+	if l := others(c.Lost); len(l) > 0 {
+		parts = append(parts, "no longer reachable from "+strings.Join(l, ", "))
+	}
+	if len(parts) > 0 {
+		a.event(live, corev1.EventTypeNormal, "ReachChanged", strings.Join(parts, "; "))
+	}
+}
+
+// importChangeEvent tells an importer how the merged import changed:
+// ImportChanged with each field old -> new, worded from the change model.
+func (a *Applier) importChangeEvent(live *unstructured.Unstructured, key string) {
+	c := a.changeOf(key)
+	if c == nil || len(c.Fields) == 0 || slices.Contains(c.Gained, a.Member) {
+		return
+	}
+	lines := make([]string, 0, len(c.Fields))
+	for _, f := range c.Fields {
+		lines = append(lines, f.String())
+	}
+	a.event(live, corev1.EventTypeNormal, "ImportChanged", strings.Join(lines, "; "))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -72,5 +73,34 @@ func TestImportEvents(t *testing.T) {
 	assert.Equal(t, recorded{
 		"Normal Imported: imported from east",
 		"Normal SourcesChanged: imported from east, west (was east)",
+	}, r)
+}
+
+// The change model's Events: the owner of an export hears who starts and
+// stops reaching it; an importer that had the import hears how it
+// changed, field by field; a member that just gained it hears Imported
+// instead. Nothing without a change set (a commit applied again).
+func TestChangeEvents(t *testing.T) {
+	var r recorded
+	set := &change.Set{Services: []change.Service{
+		{Namespace: "shop", Name: "cart", Gained: []string{"cluster-1", "cluster-2"}, Lost: []string{"cluster-4"},
+			Fields: []change.Field{{Name: "port http", Old: "8000/TCP", New: "8001/TCP"}}},
+		{Namespace: "web", Name: "frontend", Fields: []change.Field{{Name: "sessionAffinity", Old: "None", New: "ClientIP"}}},
+	}}
+	a := &Applier{Events: &r, Member: "cluster-1", Change: set}
+	u := &unstructured.Unstructured{}
+	a.reachEvent(u, "shop/cart")
+	a.reachEvent(u, "web/frontend")
+	a.importChangeEvent(u, "shop/cart") // cluster-1 gains it: Imported says so
+	(&Applier{Events: &r, Member: "cluster-3", Change: set}).importChangeEvent(u, "shop/cart")
+	a.importChangeEvent(u, "web/frontend")
+	a.importChangeEvent(u, "web/absent")
+	(&Applier{Events: &r, Member: "cluster-2", Change: set}).importChangeEvent(u, "shop/cart")
+	(&Applier{Events: &r, Member: "cluster-4", Change: &change.Set{Services: []change.Service{{Namespace: "shop", Name: "cart", Gained: []string{"cluster-4"}}}}}).reachEvent(u, "shop/cart")
+	(&Applier{Events: &r, Member: "cluster-1"}).reachEvent(u, "shop/cart")
+	assert.Equal(t, recorded{
+		"Normal ReachChanged: now reachable from cluster-2; no longer reachable from cluster-4",
+		"Normal ImportChanged: port http 8000/TCP -> 8001/TCP",
+		"Normal ImportChanged: sessionAffinity None -> ClientIP",
 	}, r)
 }

@@ -71,6 +71,7 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 				}
 				return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 			}
+			a.importChangeEvent(live, k.Namespace+"/"+k.Name)
 			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, note)
 			return errors.Join(ipsErr, a.writeImportStatus(ctx, d, live, importReady(d.obj, notServed[k.Namespace+"/"+k.Name], partial[k.Namespace+"/"+k.Name]), note))
 		})
@@ -182,6 +183,7 @@ func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, res
 				a.log().Debug("export gone since the snapshot; no status to write", "object", "ServiceExport/"+key)
 				continue
 			}
+			a.reachEvent(live, key)
 			jobs = append(jobs, func(ctx context.Context) error {
 				return a.writeExportStatus(ctx, live, e.Conditions, note)
 			})

@@ -18,11 +18,17 @@ type CommitInfo struct {
 	Author  string    `json:"author"`
 	When    time.Time `json:"when"`
 	Subject string    `json:"subject"`
+	// Parent is the commit's first parent, "" for a root commit.
+	Parent string `json:"parent,omitempty"`
 }
 
 func infoOf(c *object.Commit) CommitInfo {
 	subject, _, _ := strings.Cut(c.Message, "\n")
-	return CommitInfo{Hash: c.Hash.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", When: c.Author.When.UTC(), Subject: subject}
+	info := CommitInfo{Hash: c.Hash.String(), Author: c.Author.Name + " <" + c.Author.Email + ">", When: c.Author.When.UTC(), Subject: subject}
+	if c.NumParents() > 0 {
+		info.Parent = c.ParentHashes[0].String()
+	}
+	return info
 }
 
 // Info describes commit ref.

@@ -60,6 +60,7 @@ func TestStatus(t *testing.T) {
 	assert.Contains(t, out, "shop/cart  ClusterSetIP, imported everywhere")
 	assert.Contains(t, out, "exported by east           2 ready endpoint(s)  Valid=True Conflict=False")
 	assert.Contains(t, out, "by Platform Bot <bot@example.invalid>")
+	assert.Contains(t, out, ": east exports shop/cart to west\n", "what the commit did to this service, in the change model's words")
 
 	out, err = run(t, append([]string{"status", "-o", "json"}, repoArgs...)...)
 	require.NoError(t, err, out)
@@ -81,6 +82,7 @@ func TestStatus(t *testing.T) {
 	}
 	require.NotNil(t, s.LastChange)
 	assert.Equal(t, v.Commit.Hash, s.LastChange.Hash)
+	assert.Equal(t, []string{"east exports shop/cart to west"}, s.Changed)
 
 	// west goes down: status says so, and its import cannot be seen.
 	require.NoError(t, west.StopAPIServer())

@@ -2,6 +2,11 @@
 
 package change
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Set is what a change does, service by service, sorted by namespace and
 // name; services the change leaves alone are not in it.
 type Set struct {
@@ -82,6 +87,30 @@ type Field struct {
 	Name string `json:"name"`
 	Old  string `json:"old,omitempty"`
 	New  string `json:"new,omitempty"`
+}
+
+// String says the change in words, old -> new: "port http 8000/TCP ->
+// 8001/TCP", "port grpc added (9090/TCP)", "label team removed".
+func (f Field) String() string {
+	kind, key, _ := strings.Cut(f.Name, " ")
+	switch {
+	case kind == "port" && f.Old == "":
+		return fmt.Sprintf("port %s added (%s)", key, f.New)
+	case kind == "port" && f.New == "":
+		return fmt.Sprintf("port %s removed (was %s)", key, f.Old)
+	case (kind == "label" || kind == "annotation") && f.Old == "":
+		return fmt.Sprintf("%s %s=%s added", kind, key, f.New)
+	case (kind == "label" || kind == "annotation") && f.New == "":
+		return fmt.Sprintf("%s %s removed", kind, key)
+	}
+	return fmt.Sprintf("%s %s -> %s", f.Name, orNone(f.Old), orNone(f.New))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // Conflict is one export's Conflict condition: "" when none, else its

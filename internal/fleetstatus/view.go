@@ -58,8 +58,11 @@ type Service struct {
 	Type      string     `json:"type,omitempty"`
 	Exporters []Exporter `json:"exporters"`
 	Importers []Importer `json:"importers"`
-	// LastChange is the commit that last changed the service's status.
+	// LastChange is the commit that last changed the service's status,
+	// and Changed what it did to this service, in the change model's
+	// words (the service's report in that commit against its parent's).
 	LastChange *gitsync.CommitInfo `json:"lastChange,omitempty"`
+	Changed    []string            `json:"changed,omitempty"`
 	Warnings   []string            `json:"warnings,omitempty"`
 }
 
@@ -219,11 +222,44 @@ func lastChanges(repo *gitsync.Repo, head plumbing.Hash, svcs []Service, depth i
 		return err
 	}
 	for i := range svcs {
-		if c, ok := changed[paths[i]]; ok {
-			svcs[i].LastChange = &c
+		c, ok := changed[paths[i]]
+		if !ok {
+			continue
+		}
+		svcs[i].LastChange = &c
+		if svcs[i].Changed, err = serviceChange(repo, c, paths[i]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// serviceChange says what commit c did to the service whose report is at
+// path: the change model between its report there and in c's parent.
+func serviceChange(repo *gitsync.Repo, c gitsync.CommitInfo, path string) ([]string, error) {
+	report := func(rev string) (*render.Report, error) {
+		if rev == "" {
+			return &render.Report{}, nil
+		}
+		files, err := repo.Files(plumbing.NewHash(rev), path)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", rev[:12], err)
+		}
+		r, err := layout.ReadReport(files)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", rev[:12], err)
+		}
+		return r, nil
+	}
+	prev, err := report(c.Parent)
+	if err != nil {
+		return nil, err
+	}
+	next, err := report(c.Hash)
+	if err != nil {
+		return nil, err
+	}
+	return layout.NewChangeSummary(prev, next, nil, nil).Events, nil
 }
 
 // addHealth runs doctor's identity and CRD checks (discovery and one

@@ -76,7 +76,11 @@ func (v *View) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s/%s  %s, %s\n", s.Namespace, s.Name, orDash(s.Type), state)
 		if s.LastChange != nil {
-			fmt.Fprintf(&b, "    last changed %s by %s in %s: %s\n", s.LastChange.When.Format(time.RFC3339), s.LastChange.Author, s.LastChange.Hash[:12], s.LastChange.Subject)
+			what := s.LastChange.Subject
+			if len(s.Changed) > 0 {
+				what = strings.Join(s.Changed, "; ")
+			}
+			fmt.Fprintf(&b, "    last changed %s by %s in %s: %s\n", s.LastChange.When.Format(time.RFC3339), s.LastChange.Author, s.LastChange.Hash[:12], what)
 		}
 		for _, e := range s.Exporters {
 			var conds []string

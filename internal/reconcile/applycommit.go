@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -22,7 +23,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 	if err != nil {
 		return nil, err
 	}
-	return l.applyFiles(ctx, commit, files, report, only, allowEmpty), nil
+	return l.applyFiles(ctx, commit, files, report, only, allowEmpty, nil), nil
 }
 
 // readCommit reads what apply needs from commit: its files under
@@ -40,8 +41,8 @@ func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Repo
 }
 
 // applyFiles applies one commit's files to the members in only (all when
-// only is nil).
-func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool) []*apply.Result {
+// only is nil); set, when the commit is new, is what it changed.
+func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool, set *change.Set) []*apply.Result {
 	if l.Apply == ApplyNone && only != nil {
 		return nil
 	}
@@ -65,7 +66,7 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 			a.Memory = l.memory(m.Name)
 		}
 		a.Builds = l.buildCache(m.Name)
-		a.Events, a.Commit = l.eventsFor(m), commit.String()
+		a.Events, a.Commit, a.Change = l.eventsFor(m), commit.String(), set
 		targets = append(targets, a)
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)

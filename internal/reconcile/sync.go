@@ -17,6 +17,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/apply"
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -155,7 +156,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	applyStart := time.Now()
-	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false)
+	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false, pub.change)
 	out.Took.Apply = time.Since(applyStart)
 	if l.Review != nil {
 		// After apply: proposals and the forge never delay the data path.
@@ -198,6 +199,9 @@ type published struct {
 	// review is what review mode does after the commit; nil outside it
 	// and when the render was reused (its proposals are pushed already).
 	review *reviewed
+	// change is what the commit changed, when this cycle made it: the
+	// members' Events tell it once, as the commit is first applied.
+	change *change.Set
 }
 
 // publish renders on top of HEAD, commits and pushes when a byte changed,
@@ -277,7 +281,12 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
 	l.recordPush(ctx, hash, last.files)
-	return &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}, nil
+	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}
+	if changed {
+		set := change.Between(last.prev, last.report)
+		pub.change = &set
+	}
+	return pub, nil
 }
 
 // followAndResolve follows the branch and resolves the snapshots on its

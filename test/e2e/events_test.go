@@ -49,15 +49,17 @@ func TestEventsTellTheStory(t *testing.T) {
 	out := w.sync()
 	w.loop.CloseEvents(10 * time.Second)
 	commit := out.Commit.String()[:12]
-	assert.Equal(t, []string{"Normal Exported: exported to the ClusterSet (commit " + commit + ")"},
-		eventsOf(t, c1, "shop", "ServiceExport", "cart"))
+	assert.ElementsMatch(t, []string{
+		"Normal Exported: exported to the ClusterSet (commit " + commit + ")",
+		"Normal ReachChanged: now reachable from cluster-2 (commit " + commit + ")",
+	}, eventsOf(t, c1, "shop", "ServiceExport", "cart"), "the owner hears who now reaches it (the change model)")
 	assert.Equal(t, []string{"Normal Imported: imported from cluster-1 (commit " + commit + ")"},
 		eventsOf(t, c2, "shop", "ServiceImport", "cart"))
 
 	// Nothing changes: no new Event.
 	w.sync()
 	w.loop.CloseEvents(10 * time.Second)
-	assert.Len(t, eventsOf(t, c1, "shop", "ServiceExport", "cart"), 1)
+	assert.Len(t, eventsOf(t, c1, "shop", "ServiceExport", "cart"), 2)
 
 	// cluster-2 exports the same service: the import's sources change.
 	export(t, c2, "shop", "cart", 80, "10.2.0.10")
@@ -81,4 +83,17 @@ func TestEventsTellTheStory(t *testing.T) {
 	assert.Regexp(t, `^Warning Conflict: .*8000.* \(commit `+commit+`\)$`, got[len(got)-1])
 	assert.Contains(t, eventsOf(t, c2, "shop", "ServiceImport", "cart"),
 		"Normal SourcesChanged: imported from cluster-1 (was cluster-1, cluster-2) (commit "+commit+")")
+
+	// cluster-1, whose export wins, moves its port too: every importer
+	// hears how its import changed, old -> new (the change model).
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart"}, &svc))
+	svc.Spec.Ports[0].Port = 8080
+	require.NoError(t, c1.Client.Update(ctx, &svc))
+	out = w.sync()
+	w.loop.CloseEvents(10 * time.Second)
+	commit = out.Commit.String()[:12]
+	for _, m := range []*envtest.Cluster{c1, c2} {
+		assert.Contains(t, eventsOf(t, m, "shop", "ServiceImport", "cart"),
+			"Normal ImportChanged: port http 80/TCP -> 8080/TCP (commit "+commit+")", m.Name)
+	}
 }
