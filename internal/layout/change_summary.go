@@ -145,6 +145,9 @@ const cutNote = "\n… cut to fit; `mcs-gitops diff -o json` has all of it\n"
 func (r *ChangeSummary) markdown(heading string, list, per int, details bool) string {
 	var b strings.Builder
 	b.WriteString(heading)
+	if len(r.Events) > glanceFrom {
+		b.WriteString(r.glance() + "\n\n")
+	}
 	if len(r.Events) >= list {
 		for _, e := range capped(r.Events, per) {
 			fmt.Fprintf(&b, "- %s\n", mdEscape(e))
@@ -205,40 +208,48 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 			fmt.Fprintf(&b, "- %s\n", mdEscape(m.String()))
 		}
 	}
-	// Many members, or long lists: each member folds, so the page stays
+	// Members whose imports change the same way are listed once, as one
+	// group (at 20 members a change to everyone is one list, not twenty).
+	// Many groups, or long lists: each group folds, so the page stays
 	// readable and a reviewer opens the ones they own.
+	groups := sameChanges(r.Members)
 	changed, items := 0, 0
-	for _, m := range r.Members {
-		if !m.Empty() {
-			changed++
-			items += len(m.Added) + len(m.Removed) + len(m.Changed)
-		}
+	for _, g := range groups {
+		changed++
+		items += len(g.Added) + len(g.Removed) + len(g.Changed)
 	}
 	fold := changed > 3 || items > 30
-	for _, m := range r.Members {
-		if m.Empty() || !details {
-			continue
+	for _, g := range groups {
+		if !details {
+			break
+		}
+		name := g.Member
+		switch {
+		case len(g.names) > 4:
+			name = fmt.Sprintf("%s (%d members, the same in each)", listNames(g.names, 4), len(g.names))
+		case len(g.names) > 1:
+			name = strings.Join(g.names, ", ") + " (the same in each)"
 		}
 		if fold {
 			fmt.Fprintf(&b, "\n<details><summary>%s: %d added, %d removed, %d changed</summary>\n\n",
-				mdEscape(m.Member), len(m.Added), len(m.Removed), len(m.Changed))
+				mdEscape(name), len(g.Added), len(g.Removed), len(g.Changed))
 		} else {
-			fmt.Fprintf(&b, "\n### %s\n\n", m.Member)
+			fmt.Fprintf(&b, "\n### %s\n\n", name)
 		}
 		var lines []string
-		for _, k := range m.Added {
+		for _, k := range g.Added {
 			lines = append(lines, fmt.Sprintf("- import added: `%s`", k))
 		}
-		for _, k := range m.Removed {
+		for _, k := range g.Removed {
 			lines = append(lines, fmt.Sprintf("- import removed: `%s`", k))
 		}
-		for _, k := range m.Changed {
+		for _, k := range g.Changed {
 			lines = append(lines, fmt.Sprintf("- import changed: `%s`", k))
 		}
 		for _, l := range capped(lines, per) {
 			b.WriteString(l + "\n")
 		}
-		more(&b, len(lines), per, "imports of "+m.Member)
+		more(&b, len(lines), per, "imports of "+g.Member)
 		if fold {
 			b.WriteString("\n</details>\n")
 		}
@@ -258,6 +269,91 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 		more(&b, len(lines), per, "problems")
 	}
 	return b.String()
+}
+
+// glanceFrom is how many events a change has before its summary opens
+// with totals: past it, the list is cut long before it ends.
+const glanceFrom = 10
+
+// glance is the change in totals, one line: how many services become
+// reachable from more or fewer members (and how many member-service
+// pairs that is), change their import, conflict, reroute.
+func (r *ChangeSummary) glance() string {
+	var gained, lost, gainedPairs, lostPairs, fields, conflicts, policies int
+	for _, s := range r.Change.Services {
+		if len(s.Gained) > 0 {
+			gained++
+			gainedPairs += len(s.Gained)
+		}
+		if len(s.Lost) > 0 {
+			lost++
+			lostPairs += len(s.Lost)
+		}
+		if len(s.Fields) > 0 {
+			fields++
+		}
+		if slices.ContainsFunc(s.Conflicts, func(c change.Conflict) bool { return c.Old == "" }) {
+			conflicts++
+		}
+		if len(s.Policies) > 0 {
+			policies++
+		}
+	}
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf(what, n))
+		}
+	}
+	if gained > 0 {
+		parts = append(parts, fmt.Sprintf("%d services reachable from more members (%d member-service pairs)", gained, gainedPairs))
+	}
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d services reachable from fewer members (%d member-service pairs withdrawn)", lost, lostPairs))
+	}
+	add(fields, "%d imports changed")
+	add(conflicts, "%d services with a new conflict")
+	add(policies, "%d services rerouted by a traffic policy")
+	add(len(r.Change.Members), "%d members changed")
+	add(len(r.Change.Gateways), "%d gateway changes")
+	if len(parts) == 0 {
+		return fmt.Sprintf("**In all:** %d changes", len(r.Events))
+	}
+	return "**In all:** " + strings.Join(parts, "; ") + "."
+}
+
+// memberGroup is the members whose imports change the same way.
+type memberGroup struct {
+	MemberChange
+	names []string
+}
+
+// sameChanges groups the members that change, in order of their first
+// member, by what changes in their imports.
+func sameChanges(members []MemberChange) []memberGroup {
+	var out []memberGroup
+	at := map[string]int{}
+	for _, m := range members {
+		if m.Empty() {
+			continue
+		}
+		key := strings.Join(m.Added, ",") + "|" + strings.Join(m.Removed, ",") + "|" + strings.Join(m.Changed, ",")
+		if i, ok := at[key]; ok {
+			out[i].names = append(out[i].names, m.Member)
+			continue
+		}
+		at[key] = len(out)
+		out = append(out, memberGroup{MemberChange: m, names: []string{m.Member}})
+	}
+	return out
+}
+
+// listNames is names, the first n of them and how many more.
+func listNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // capped is the first per items of l (all of them when per is 0).

@@ -80,8 +80,12 @@ func TestLargeChangeSummaryFits(t *testing.T) {
 		assert.LessOrEqual(t, len(md), limit)
 		assert.Contains(t, md, "| cluster-20 | 2500 | 0 | 0 |", "the per-member table is always there")
 		assert.Contains(t, md, "more", "what was left out is counted")
+		assert.Contains(t, md, "**In all:** 2500 services reachable from more members (50000 member-service pairs); 250 services with a new conflict.",
+			"a change too long to list opens with its totals")
 		assert.Equal(t, md, sum.MarkdownWithin(limit))
 		t.Logf("limit %d: %d bytes (uncut: %d)", limit, len(md), len(full))
 	}
-	assert.Contains(t, sum.MarkdownWithin(StepSummaryLimit), "<details><summary>cluster-1: 2500 added, 0 removed, 0 changed</summary>")
+	assert.Contains(t, sum.MarkdownWithin(StepSummaryLimit),
+		"<details><summary>cluster-1, cluster-2, cluster-3, cluster-4 and 16 more (20 members, the same in each): 2500 added, 0 removed, 0 changed</summary>\n\n- import added: `team-0/svc-0`\n",
+		"members whose imports change the same way are one list")
 }

@@ -4,17 +4,20 @@ package e2e
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/test/gitea"
 )
 
@@ -91,24 +94,9 @@ func TestGitHubAction(t *testing.T) {
 	gitIn(t, checkout, "clone", "-q", clone, ".")
 	gitIn(t, checkout, "checkout", "-q", "unexport-postgres")
 	runner := t.TempDir()
-	event := filepath.Join(runner, "event.json")
-	require.NoError(t, os.WriteFile(event, []byte(fmt.Sprintf(`{"pull_request": {"number": %d}}`, opened.Number)), 0o644))
 	summary := filepath.Join(runner, "summary.md")
 	step := func() (string, int) {
-		cmd := exec.Command("bash", mustAbs(t, "../../ci/github/review.sh"))
-		cmd.Dir = checkout
-		cmd.Env = append(os.Environ(),
-			"MCS_GITOPS="+bin, "MCS_CONFIG=clusterset.yaml", "MCS_FAIL_ON=withdrawal,new-conflict,invalid", "MCS_COMMENT=true",
-			"GITHUB_ACTION_PATH="+mustAbs(t, "../.."), "GITHUB_BASE_REF=main", "GITHUB_STEP_SUMMARY="+summary, "RUNNER_TEMP="+runner,
-			"GITHUB_API_URL="+srv.URL+"api/v1", "GITHUB_REPOSITORY="+gitea.AdminName+"/fleet", "GITHUB_TOKEN="+srv.Token, "GITHUB_EVENT_PATH="+event)
-		out, err := cmd.CombinedOutput()
-		rc := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			rc = ee.ExitCode()
-		} else {
-			require.NoError(t, err)
-		}
-		return string(out), rc
+		return actionStep(t, bin, srv, checkout, runner, opened.Number, "withdrawal,new-conflict,invalid")
 	}
 	out, rc := step()
 	assert.Equal(t, 1, rc, "a withdrawal fails the job:\n%s", out)
@@ -120,18 +108,7 @@ func TestGitHubAction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "## mcs-gitops: remove db/postgres from cluster-1, cluster-2, cluster-3")
 
-	comments := func() []string {
-		var cs []struct {
-			Body string `json:"body"`
-		}
-		code, body := srv.API(t, srv.Token, http.MethodGet, fmt.Sprintf("repos/%s/fleet/issues/%d/comments", gitea.AdminName, opened.Number), nil, &cs)
-		require.Equal(t, http.StatusOK, code, "%s", body)
-		var out []string
-		for _, c := range cs {
-			out = append(out, c.Body)
-		}
-		return out
-	}
+	comments := func() []string { return prComments(t, srv, opened.Number) }
 	got := comments()
 	require.Len(t, got, 1)
 	assert.True(t, strings.HasPrefix(got[0], "<!-- mcs-gitops review -->\n## mcs-gitops: remove db/postgres"), got[0])
@@ -150,6 +127,98 @@ func TestGitHubAction(t *testing.T) {
 	got = comments()
 	require.Len(t, got, 1, "one comment, updated")
 	assert.Contains(t, got[0], "change httpbin/httpbin: port http 8000/TCP -&gt; 8001/TCP")
+}
+
+// actionStep runs the Action's step in checkout as a runner would for
+// pull request number, with runner as RUNNER_TEMP (the job summary is
+// runner/summary.md); it returns the step's output and exit code.
+func actionStep(t *testing.T, bin string, srv *gitea.Server, checkout, runner string, number int, failOn string) (string, int) {
+	t.Helper()
+	event := filepath.Join(runner, "event.json")
+	require.NoError(t, os.WriteFile(event, []byte(fmt.Sprintf(`{"pull_request": {"number": %d}}`, number)), 0o644))
+	cmd := exec.Command("bash", mustAbs(t, "../../ci/github/review.sh"))
+	cmd.Dir = checkout
+	cmd.Env = append(os.Environ(),
+		"MCS_GITOPS="+bin, "MCS_CONFIG=clusterset.yaml", "MCS_FAIL_ON="+failOn, "MCS_COMMENT=true",
+		"GITHUB_ACTION_PATH="+mustAbs(t, "../.."), "GITHUB_BASE_REF=main", "GITHUB_STEP_SUMMARY="+filepath.Join(runner, "summary.md"), "RUNNER_TEMP="+runner,
+		"GITHUB_API_URL="+srv.URL+"api/v1", "GITHUB_REPOSITORY="+gitea.AdminName+"/fleet", "GITHUB_TOKEN="+srv.Token, "GITHUB_EVENT_PATH="+event)
+	out, err := cmd.CombinedOutput()
+	rc := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		rc = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return string(out), rc
+}
+
+// prComments are the bodies of pull request number's comments.
+func prComments(t *testing.T, srv *gitea.Server, number int) []string {
+	t.Helper()
+	var cs []struct {
+		Body string `json:"body"`
+	}
+	code, body := srv.API(t, srv.Token, http.MethodGet, fmt.Sprintf("repos/%s/fleet/issues/%d/comments", gitea.AdminName, number), nil, &cs)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Body)
+	}
+	return out
+}
+
+// A pull request that changes 2,500 services across 20 members (every
+// service renamed: 2,500 withdrawn and 2,500 new, each from 2 of the 20)
+// still gets a job summary under GitHub's 1 MiB and one comment under
+// its 65,536 characters, each saying what it left out; the job fails on
+// the withdrawals. Unbounded, such a summary was about 2.5 MB.
+func TestGitHubActionLargeChange(t *testing.T) {
+	bin := buildBinary(t)
+	srv := gitea.Start(t)
+	clone := srv.CreateRepo(t, "fleet")
+	world := func(seed uint64) map[string]string {
+		dir := t.TempDir()
+		cfg, snaps := generate.ClusterSet(generate.Params{Members: 20, Services: 2500, ExportersPerService: 2, EndpointsPerExporter: 1, Seed: seed})
+		require.NoError(t, generate.WriteInputs(dir, cfg, snaps))
+		files := map[string]string{}
+		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			files[filepath.ToSlash(rel)] = string(b)
+			return err
+		}))
+		return files
+	}
+	gitea.Push(t, clone, srv.Token, "main", "main", world(1))
+	gitea.Push(t, clone, srv.Token, "main", "rename-everything", world(2))
+	var opened struct {
+		Number int `json:"number"`
+	}
+	code, body := srv.API(t, srv.Token, http.MethodPost, "repos/"+gitea.AdminName+"/fleet/pulls",
+		map[string]any{"head": "rename-everything", "base": "main", "title": "rename everything"}, &opened)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	checkout := t.TempDir()
+	gitIn(t, checkout, "clone", "-q", clone, ".")
+	gitIn(t, checkout, "checkout", "-q", "rename-everything")
+	runner := t.TempDir()
+
+	out, rc := actionStep(t, bin, srv, checkout, runner, opened.Number, "withdrawal")
+	assert.Equal(t, 1, rc, "2,500 withdrawals fail the job")
+	assert.Contains(t, out, "posted comment")
+	md, err := os.ReadFile(filepath.Join(runner, "summary.md"))
+	require.NoError(t, err)
+	assert.Less(t, len(md), 1<<20, "the job summary fits GitHub's 1 MiB")
+	assert.Contains(t, string(md), "more")
+	got := prComments(t, srv, opened.Number)
+	require.Len(t, got, 1)
+	assert.LessOrEqual(t, utf8.RuneCountInString(got[0]), 65536, "the comment fits GitHub's 65,536 characters")
+	assert.Contains(t, got[0], "| cluster-20 |", "every member's row is there")
+	assert.Contains(t, got[0], "more", "and it says what it left out")
+	assert.Regexp(t, `\*\*In all:\*\* \d+ services reachable from more members \(\d+ member-service pairs\); \d+ services reachable from fewer members`, got[0], "it opens with the totals")
+	t.Logf("summary %d bytes, comment %d characters", len(md), utf8.RuneCountInString(got[0]))
 }
 
 func mustAbs(t *testing.T, p string) string {
