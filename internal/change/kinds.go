@@ -23,8 +23,8 @@ const (
 	// PolicyChange: a consumer's traffic policy changes where its traffic
 	// goes.
 	PolicyChange Kind = "policy"
-	// MemberChange: a member joins or leaves the ClusterSet, goes
-	// unreachable or stale, or comes back.
+	// MemberChange: a member joins or leaves the ClusterSet, goes stale
+	// (its exports dropped) or comes back from it.
 	MemberChange Kind = "member"
 )
 
@@ -53,7 +53,11 @@ func (s Set) Findings() []Finding {
 	for _, k := range Kinds {
 		if k == MemberChange {
 			for _, m := range s.Members {
-				out = append(out, Finding{Kind: k, Member: m.Name, Message: "member " + m.String()})
+				// Going unreachable, or back, with the exports kept moves
+				// no reach: not a finding.
+				if m.Old == "" || m.New == "" || m.Dropped() || m.Restored() {
+					out = append(out, Finding{Kind: k, Member: m.Name, Message: "member " + m.String()})
+				}
 			}
 			continue
 		}

@@ -96,7 +96,7 @@ func TestHeadlinesNameTheActor(t *testing.T) {
 		s.Policies = []render.PolicyReport{{Member: "cluster-2", LbType: lb, Clusters: clusters, Weights: weights}}
 		return &s
 	}
-	assert.Equal(t, []string{"cluster-2: FailOver -> ActiveActive; weights none -> c1=80, c2=20"},
+	assert.Equal(t, []string{"cluster-2: FailOver (c1, then c2) -> ActiveActive (c1=80, c2=20)"},
 		policyChanges(policy("FailOver", []string{"c1", "c2"}, nil), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))
 	assert.Equal(t, []string{"cluster-2 (ActiveActive): weights c1=50, c2=50 -> c1=80, c2=20"},
 		policyChanges(policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 50, "c2": 50}), policy("ActiveActive", []string{"c1", "c2"}, map[string]int32{"c1": 80, "c2": 20})))

@@ -141,8 +141,12 @@ func (d *reportDiff) events() []string {
 	}
 	var imports, removes, fields, policies, conflicts, invalids, exports, endpoints []string
 	for _, s := range d.services {
-		for _, p := range s.policies {
+		for i, p := range s.policies {
 			member, how, _ := strings.Cut(p, " ")
+			if c := s.change.Policies[i]; c.Old != nil && c.New != nil && c.Old.Mode != c.New.Mode {
+				// The subject names the modes; the body says where each sends traffic.
+				how = c.Old.Mode + " -> " + c.New.Mode
+			}
 			policies = append(policies, fmt.Sprintf("reroute %s in %s %s", s.key, member, how))
 		}
 		if len(s.importsAdded) > 0 {
@@ -518,10 +522,13 @@ func policyLines(ps []change.Policy) []string {
 			out = append(out, fmt.Sprintf("%s (%s): policy removed, %s -> all exporters", p.Member, was.Mode, clusterList(was.Clusters)))
 			continue
 		}
-		var how []string
 		if was != nil && was.Mode != is.Mode {
-			how = append(how, was.Mode+" -> "+is.Mode)
+			// A new mode is new behaviour: each side said whole, where
+			// its traffic goes and in what order or share.
+			out = append(out, fmt.Sprintf("%s: %s -> %s", p.Member, policyState(was), policyState(is)))
+			continue
 		}
+		var how []string
 		switch {
 		case was == nil:
 			how = append(how, "all exporters -> "+clusterList(is.Clusters))
@@ -531,13 +538,26 @@ func policyLines(ps []change.Policy) []string {
 		if was != nil && !maps.Equal(was.Weights, is.Weights) {
 			how = append(how, "weights "+weightList(was.Weights)+" -> "+weightList(is.Weights))
 		}
-		if was != nil && was.Mode != is.Mode {
-			out = append(out, fmt.Sprintf("%s: %s", p.Member, strings.Join(how, "; ")))
-		} else {
-			out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, is.Mode, strings.Join(how, "; ")))
-		}
+		out = append(out, fmt.Sprintf("%s (%s): %s", p.Member, is.Mode, strings.Join(how, "; ")))
 	}
 	return out
+}
+
+// policyState says where a policy sends traffic: "FailOver (cluster-1,
+// then cluster-3)", "ActiveActive (cluster-1=80, cluster-3=20)".
+func policyState(p *change.PolicyState) string {
+	sep := ", "
+	if p.Mode == "FailOver" {
+		sep = ", then "
+	}
+	targets := strings.Join(p.Clusters, sep)
+	if len(p.Clusters) == 0 {
+		targets = "none"
+	}
+	if len(p.Weights) > 0 {
+		targets = weightList(p.Weights)
+	}
+	return p.Mode + " (" + targets + ")"
 }
 
 // weightList is "a=80, b=20", by cluster ID; "none" when unweighted.
