@@ -76,6 +76,8 @@ func Summary(r *render.Report, members []string) string {
 	}
 	reachTable(&b, services, members)
 	reachPicture(&b, services, members)
+	policyTable(&b, services)
+	gatewayTable(&b, r.Gateways)
 	if len(problems) > 0 {
 		b.WriteString("\n## Problems\n\n")
 		for _, p := range problems {
@@ -83,6 +85,58 @@ func Summary(r *render.Report, members []string) string {
 		}
 	}
 	return b.String()
+}
+
+// policyTable lists the GlobalTrafficPolicies: where each consumer's
+// traffic to the service goes (its order, or its weights), and whether
+// it is applied.
+func policyTable(b *strings.Builder, services []render.ServiceReport) {
+	var rows []string
+	for _, s := range services {
+		for _, p := range s.Policies {
+			applied := "yes"
+			if c, ok := conditionOf(p.Conditions, "Applied"); !ok || c.Status != "True" {
+				applied = "no"
+				if ok && c.Reason != "" {
+					applied += " (" + c.Reason + ")"
+				}
+			}
+			rows = append(rows, fmt.Sprintf("| %s/%s | %s | %s | %s |", s.Namespace, s.Name, p.Member,
+				policyState(&change.PolicyState{Mode: p.LbType, Clusters: p.Clusters, Weights: p.Weights}), applied))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Traffic policies\n\n| service | consumer | sends traffic to | applied |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+}
+
+// gatewayTable lists the members' gateways: where the others reach each
+// (gateway mode), and how many TCP listener ports it has given out.
+func gatewayTable(b *strings.Builder, gws []render.GatewayReport) {
+	if len(gws) == 0 {
+		return
+	}
+	b.WriteString("\n## Gateways\n\n| member | gateway | addresses | HTTP port | TCP ports | listeners |\n|---|---|---|---:|---|---:|\n")
+	for _, g := range gws {
+		tcp := g.TCPPorts
+		if tcp == "" {
+			tcp = "none"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %d |\n", g.Member, g.Gateway, strings.Join(g.Addresses, ", "), g.HTTPPort, tcp, len(g.Allocations))
+	}
+}
+
+func conditionOf(cs []render.Condition, t string) (render.Condition, bool) {
+	for _, c := range cs {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return render.Condition{}, false
 }
 
 // problemLines are a service's problems as SUMMARY.md lists them: one
