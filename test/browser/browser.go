@@ -11,14 +11,13 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/nodejs"
 )
 
 //go:embed page.mjs
@@ -79,12 +78,8 @@ func Open(t testing.TB, url, selector string) Page {
 	return p
 }
 
-// prepare makes a directory holding the script beside a link to the
-// installed node_modules, where Node's module resolution finds them.
+// prepare lays out the script; Chromium must be where the driver looks.
 func prepare(t testing.TB) (string, error) {
-	if _, err := exec.LookPath("node"); err != nil {
-		return "", errors.New("node not found (make testbin installs nodejs with apt-get)")
-	}
 	chromium := "/usr/bin/chromium"
 	if c := os.Getenv("CHROMIUM"); c != "" {
 		chromium = c
@@ -92,17 +87,5 @@ func prepare(t testing.TB) (string, error) {
 	if _, err := os.Stat(chromium); err != nil {
 		return "", fmt.Errorf("no Chromium at %s (make testbin installs Debian's chromium)", chromium)
 	}
-	assets, err := envtest.AssetsDir()
-	if err != nil {
-		return "", err
-	}
-	modules := filepath.Join(assets, "browser", "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "playwright-core", "package.json")); err != nil {
-		return "", fmt.Errorf("playwright-core not installed in %s (run make testbin)", modules)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		return "", err
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "page.mjs"), pageScript, 0o644)
+	return nodejs.Script(t, "browser", []string{"playwright-core"}, "page.mjs", pageScript)
 }

@@ -10,14 +10,12 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/mcs-gitops/mcs-gitops/test/envtest"
+	"github.com/mcs-gitops/mcs-gitops/test/nodejs"
 )
 
 //go:embed check.mjs
@@ -54,25 +52,6 @@ func Parse(t testing.TB, diagrams []string) []string {
 	return errs
 }
 
-// prepare makes a directory holding the check script beside a link to the
-// installed node_modules, where Node's module resolution finds them.
 func prepare(t testing.TB) (string, error) {
-	if _, err := exec.LookPath("node"); err != nil {
-		return "", errors.New("node not found (make testbin installs nodejs with apt-get)")
-	}
-	assets, err := envtest.AssetsDir()
-	if err != nil {
-		return "", err
-	}
-	modules := filepath.Join(assets, "mermaid", "node_modules")
-	for _, pkg := range []string{"mermaid", "jsdom"} {
-		if _, err := os.Stat(filepath.Join(modules, pkg, "package.json")); err != nil {
-			return "", fmt.Errorf("%s not installed in %s (run make testbin)", pkg, modules)
-		}
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		return "", err
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "check.mjs"), checkScript, 0o644)
+	return nodejs.Script(t, "mermaid", []string{"mermaid", "jsdom"}, "check.mjs", checkScript)
 }
