@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 )
 
 // Events receives what a user should see with `kubectl describe` on an

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 )
 
 // recorded keeps Events as "Type Reason: note"; pure logic, so a fake.

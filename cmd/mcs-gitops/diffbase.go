@@ -152,8 +152,7 @@ func diffBase(config, base, head string, now time.Time, wi *loadedWhatIf) (*base
 	d := &baseDiff{base: b, head: h}
 	d.patch, d.changes = gitsync.DiffFiles(b.files, h.files)
 	c := &layout.Changes{Written: d.changes.Written, Removed: d.changes.Removed}
-	members := change.MembersBetween(change.MemberStates(b.cfg.MemberNames(), b.health),
-		change.MemberStates(h.cfg.MemberNames(), h.health), h.health, b.health)
+	members := change.HealthBetween(b.cfg.MemberNames(), b.health, h.cfg.MemberNames(), h.health)
 	if !c.Empty() {
 		d.message = layout.Message(layout.MessageInput{Prev: &b.out.Report, Next: &h.out.Report, Changes: c, Members: members})
 	}

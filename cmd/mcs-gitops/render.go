@@ -277,8 +277,7 @@ it compares with could not be read.`,
 			if fail.wantsChanges() || ci.github() || ci.junit() {
 				set = change.Between(committed.Report, &result.Report)
 				if len(committed.Health) > 0 {
-					set.Members = change.MembersBetween(change.MemberStates(slices.Sorted(maps.Keys(committed.Health)), committed.Health),
-						change.MemberStates(cfg.MemberNames(), committed.Health), committed.Health)
+					set.Members = change.HealthBetween(slices.Collect(maps.Keys(committed.Health)), committed.Health, cfg.MemberNames(), committed.Health)
 				}
 			}
 			if ci.junit() {

@@ -4,7 +4,6 @@ package change
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -91,8 +90,4 @@ func (s Set) Apply(r Reach) Reach {
 		}
 	}
 	return out
-}
-
-func sortMembers(ms []Member) {
-	slices.SortFunc(ms, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 }

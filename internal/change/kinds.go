@@ -55,7 +55,7 @@ func (s Set) Findings() []Finding {
 			for _, m := range s.Members {
 				// Going unreachable, or back, with the exports kept moves
 				// no reach: not a finding.
-				if m.Old == "" || m.New == "" || m.Dropped() || m.Restored() {
+				if m.MovesExports() {
 					out = append(out, Finding{Kind: k, Member: m.Name, Message: "member " + m.String()})
 				}
 			}

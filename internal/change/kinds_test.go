@@ -31,7 +31,7 @@ func TestFindings(t *testing.T) {
 				{Member: "cluster-2", Conditions: []render.Condition{valid, conflict}}}},
 	}}
 	set := Between(prev, next)
-	set.Members = MembersBetween(Present([]string{"cluster-1", "cluster-2", "cluster-3", "cluster-5"}),
+	set.Members = MembersBetween(MemberStates([]string{"cluster-1", "cluster-2", "cluster-3", "cluster-5"}, nil),
 		map[string]MemberState{"cluster-1": Reachable, "cluster-2": Reachable, "cluster-4": Reachable, "cluster-5": Stale})
 	var lines []string
 	for _, f := range set.Findings() {

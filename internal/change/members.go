@@ -86,6 +86,13 @@ func (m Member) Short() string {
 func (m Member) Dropped() bool  { return m.New == Stale && m.Old != "" }
 func (m Member) Restored() bool { return m.Old == Stale && m.New != "" }
 
+// MovesExports reports whether the change adds or takes away the
+// member's exports (joining, leaving, going stale, coming back from it),
+// rather than only its reachability.
+func (m Member) MovesExports() bool {
+	return m.Old == "" || m.New == "" || m.Dropped() || m.Restored()
+}
+
 // MemberStates are the states of names, the members of one commit, from
 // its status/members.yaml (health): a member without a record is
 // Reachable.
@@ -103,6 +110,12 @@ func MemberStates(names []string, health map[string]snapshot.Health) map[string]
 		}
 	}
 	return out
+}
+
+// HealthBetween is MembersBetween of two commits, each given as its
+// members' names and its status/members.yaml.
+func HealthBetween(prevNames []string, prev map[string]snapshot.Health, nextNames []string, next map[string]snapshot.Health) []Member {
+	return MembersBetween(MemberStates(prevNames, prev), MemberStates(nextNames, next), next, prev)
 }
 
 // MembersBetween lists the members whose state differs between prev and
@@ -127,7 +140,3 @@ func MembersBetween(prev, next map[string]MemberState, health ...map[string]snap
 	}
 	return out
 }
-
-// Present is MemberStates of names alone: every member Reachable, for a
-// caller that knows which members there are and nothing of their health.
-func Present(names []string) map[string]MemberState { return MemberStates(names, nil) }

@@ -259,7 +259,7 @@ func serviceChange(repo *gitsync.Repo, c gitsync.CommitInfo, path string) ([]str
 	if err != nil {
 		return nil, err
 	}
-	return layout.NewChangeSummary(prev, next, nil, nil).Events, nil
+	return layout.ChangeEvents(prev, next), nil
 }
 
 // addHealth runs doctor's identity and CRD checks (discovery and one

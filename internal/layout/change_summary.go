@@ -47,6 +47,13 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 	return NewChangeSummaryOf(prev, next, c, members, nil)
 }
 
+// ChangeEvents are the events a summary of the change from prev to next
+// lists, without the rest of it (tables, picture, problems): what status
+// says of a service's last change.
+func ChangeEvents(prev, next *render.Report) []string {
+	return diffReports(prev, next, nil, nil).events()
+}
+
 // NewChangeSummaryOf is NewChangeSummary for a caller that also knows
 // how members change (changes: joining, leaving, going stale …), which
 // are said first, as the cause of what their exports do.
@@ -213,12 +220,11 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 	// Many groups, or long lists: each group folds, so the page stays
 	// readable and a reviewer opens the ones they own.
 	groups := sameChanges(r.Members)
-	changed, items := 0, 0
+	items := 0
 	for _, g := range groups {
-		changed++
 		items += len(g.Added) + len(g.Removed) + len(g.Changed)
 	}
-	fold := changed > 3 || items > 30
+	fold := len(groups) > 3 || items > 30
 	for _, g := range groups {
 		if !details {
 			break
@@ -254,7 +260,7 @@ func (r *ChangeSummary) markdown(heading string, list, per int, details bool) st
 			b.WriteString("\n</details>\n")
 		}
 	}
-	if !details && changed > 0 {
+	if !details && len(groups) > 0 {
 		b.WriteString("\nEach member's imports are left out to fit; `mcs-gitops diff -o json` lists them.\n")
 	}
 	if len(r.problems) > 0 {

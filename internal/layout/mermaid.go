@@ -80,9 +80,9 @@ func mermaid(members []string, edges map[edge][]string) string {
 }
 
 // mermaidText keeps a name or label inside its quotes.
-func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "\n", " ").Replace(s)
-}
+func mermaidText(s string) string { return mermaidSpecial.Replace(s) }
+
+var mermaidSpecial = strings.NewReplacer(`"`, "#quot;", "\n", " ")
 
 // reachEdges are a world's edges: from each exporter that serves a
 // service (its endpoints are counted) to each other member importing it.
@@ -90,8 +90,9 @@ func reachEdges(services []render.ServiceReport) map[edge][]string {
 	out := map[edge][]string{}
 	for _, s := range services {
 		key := s.Namespace + "/" + s.Name
+		reach := change.Reaching(&s)
 		for from := range s.Endpoints {
-			for _, to := range change.Reaching(&s) {
+			for _, to := range reach {
 				if to != from {
 					e := edge{from: from, to: to, style: "solid"}
 					out[e] = append(out[e], key)
@@ -176,21 +177,22 @@ func (d *reportDiff) changeEdges() map[edge][]string {
 				add(from, to, "dashed", s.key)
 			}
 		}
+		reach := change.Reaching(s.next)
 		kept := func(to string) bool { return !slices.Contains(s.importsAdded, to) }
 		for _, from := range s.change.ExportersAdded() {
-			for _, to := range change.Reaching(s.next) {
+			for _, to := range reach {
 				if kept(to) {
 					add(from, to, "solid", s.key)
 				}
 			}
 		}
 		for _, from := range s.stopped {
-			for _, to := range change.Reaching(s.next) {
+			for _, to := range reach {
 				add(from, to, "conflict", s.key)
 			}
 		}
 		for _, from := range slices.Concat(s.exportsGone, s.dropped) {
-			for _, to := range change.Reaching(s.next) {
+			for _, to := range reach {
 				add(from, to, "dashed", s.key)
 			}
 		}

@@ -133,7 +133,7 @@ func (d *reportDiff) events() []string {
 	// is said last.
 	var members, health []string
 	for _, m := range d.members {
-		if m.Old == "" || m.New == "" || m.Dropped() || m.Restored() {
+		if m.MovesExports() {
 			members = append(members, m.Short())
 		} else {
 			health = append(health, m.Short())
@@ -601,13 +601,6 @@ func importers(s *render.ServiceReport) []string {
 	return s.ImportedBy
 }
 
-func exportsOf(s *render.ServiceReport) []render.ExportReport {
-	if s == nil {
-		return nil
-	}
-	return s.Exports
-}
-
 func validExporters(s *render.ServiceReport) []string {
 	var out []string
 	for m, st := range change.ExportStates(s) {
@@ -616,20 +609,6 @@ func validExporters(s *render.ServiceReport) []string {
 		}
 	}
 	slices.SortFunc(out, naturalCompare)
-	return out
-}
-
-// invalid maps each member whose export is invalid to the reason.
-func invalid(s *render.ServiceReport) map[string]string {
-	out := map[string]string{}
-	if s == nil {
-		return out
-	}
-	for _, p := range s.Problems() {
-		if p.Kind == render.ProblemInvalid {
-			out[p.Member] = p.Reason
-		}
-	}
 	return out
 }
 

@@ -253,11 +253,15 @@ func reachTable(b *strings.Builder, services []render.ServiceReport, members []s
 		return
 	}
 	b.WriteString("\n## What each member can reach\n\n| member | services | from |\n|---|---:|---|\n")
+	reach := make([][]string, len(services))
+	for i := range services {
+		reach[i] = change.Reaching(&services[i])
+	}
 	for _, m := range members {
 		n := 0
 		from := map[string]int{}
-		for _, s := range services {
-			if !slices.Contains(change.Reaching(&s), m) {
+		for i, s := range services {
+			if !slices.Contains(reach[i], m) {
 				continue
 			}
 			n++

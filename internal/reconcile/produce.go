@@ -225,7 +225,7 @@ func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []cha
 		cur[h.Member] = h
 		names = append(names, h.Member)
 	}
-	return change.MembersBetween(change.MemberStates(names, prev), change.MemberStates(names, cur), cur, prev)
+	return change.HealthBetween(names, prev, names, cur)
 }
 
 // exportsOf lists, per member, the exports (namespace/name) a report

@@ -83,20 +83,12 @@ func TestGitHubAction(t *testing.T) {
 	gitea.Push(t, clone, srv.Token, "main", "main", files)
 	pr := map[string]string{"inputs/cluster-3.yaml": unexportPostgres(t, files["inputs/cluster-3.yaml"])}
 	gitea.Push(t, clone, srv.Token, "main", "unexport-postgres", pr)
-	var opened struct {
-		Number int `json:"number"`
-	}
-	code, body := srv.API(t, srv.Token, http.MethodPost, "repos/"+gitea.AdminName+"/fleet/pulls",
-		map[string]any{"head": "unexport-postgres", "base": "main", "title": "unexport postgres"}, &opened)
-	require.Equal(t, http.StatusCreated, code, "%s", body)
-
-	checkout := t.TempDir()
-	gitIn(t, checkout, "clone", "-q", clone, ".")
-	gitIn(t, checkout, "checkout", "-q", "unexport-postgres")
+	number := srv.OpenPull(t, "fleet", "unexport-postgres", "main", "unexport postgres")
+	checkout := checkoutBranch(t, clone, "unexport-postgres")
 	runner := t.TempDir()
 	summary := filepath.Join(runner, "summary.md")
 	step := func() (string, int) {
-		return actionStep(t, bin, srv, checkout, runner, opened.Number, "withdrawal,new-conflict,invalid")
+		return actionStep(t, bin, srv, checkout, runner, number, "withdrawal,new-conflict,invalid")
 	}
 	out, rc := step()
 	assert.Equal(t, 1, rc, "a withdrawal fails the job:\n%s", out)
@@ -108,7 +100,7 @@ func TestGitHubAction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "## mcs-gitops: remove db/postgres from cluster-1, cluster-2, cluster-3")
 
-	comments := func() []string { return prComments(t, srv, opened.Number) }
+	comments := func() []string { return prComments(t, srv, number) }
 	got := comments()
 	require.Len(t, got, 1)
 	assert.True(t, strings.HasPrefix(got[0], "<!-- mcs-gitops review -->\n## mcs-gitops: remove db/postgres"), got[0])
@@ -127,6 +119,16 @@ func TestGitHubAction(t *testing.T) {
 	got = comments()
 	require.Len(t, got, 1, "one comment, updated")
 	assert.Contains(t, got[0], "change httpbin/httpbin: port http 8000/TCP -&gt; 8001/TCP")
+}
+
+// checkoutBranch is a clone of cloneURL with branch checked out, as a
+// runner's checkout of a pull request.
+func checkoutBranch(t *testing.T, cloneURL, branch string) string {
+	t.Helper()
+	dir := t.TempDir()
+	gitIn(t, dir, "clone", "-q", cloneURL, ".")
+	gitIn(t, dir, "checkout", "-q", branch)
+	return dir
 }
 
 // actionStep runs the Action's step in checkout as a runner would for
@@ -194,25 +196,18 @@ func TestGitHubActionLargeChange(t *testing.T) {
 	}
 	gitea.Push(t, clone, srv.Token, "main", "main", world(1))
 	gitea.Push(t, clone, srv.Token, "main", "rename-everything", world(2))
-	var opened struct {
-		Number int `json:"number"`
-	}
-	code, body := srv.API(t, srv.Token, http.MethodPost, "repos/"+gitea.AdminName+"/fleet/pulls",
-		map[string]any{"head": "rename-everything", "base": "main", "title": "rename everything"}, &opened)
-	require.Equal(t, http.StatusCreated, code, "%s", body)
-	checkout := t.TempDir()
-	gitIn(t, checkout, "clone", "-q", clone, ".")
-	gitIn(t, checkout, "checkout", "-q", "rename-everything")
+	number := srv.OpenPull(t, "fleet", "rename-everything", "main", "rename everything")
+	checkout := checkoutBranch(t, clone, "rename-everything")
 	runner := t.TempDir()
 
-	out, rc := actionStep(t, bin, srv, checkout, runner, opened.Number, "withdrawal")
+	out, rc := actionStep(t, bin, srv, checkout, runner, number, "withdrawal")
 	assert.Equal(t, 1, rc, "2,500 withdrawals fail the job")
 	assert.Contains(t, out, "posted comment")
 	md, err := os.ReadFile(filepath.Join(runner, "summary.md"))
 	require.NoError(t, err)
 	assert.Less(t, len(md), 1<<20, "the job summary fits GitHub's 1 MiB")
 	assert.Contains(t, string(md), "more")
-	got := prComments(t, srv, opened.Number)
+	got := prComments(t, srv, number)
 	require.Len(t, got, 1)
 	assert.LessOrEqual(t, utf8.RuneCountInString(got[0]), 65536, "the comment fits GitHub's 65,536 characters")
 	assert.Contains(t, got[0], "| cluster-20 |", "every member's row is there")

@@ -178,6 +178,18 @@ func (s *Server) Merge(t testing.TB, token, repo string, number int) {
 	}
 }
 
+// OpenPull opens a pull request of branch head into base of
+// AdminName/repo, as the admin, and returns its number.
+func (s *Server) OpenPull(t testing.TB, repo, head, base, title string) int {
+	t.Helper()
+	var opened struct {
+		Number int `json:"number"`
+	}
+	s.must(t, s.Token, http.MethodPost, fmt.Sprintf("repos/%s/%s/pulls", AdminName, repo),
+		map[string]any{"head": head, "base": base, "title": title}, &opened, http.StatusCreated)
+	return opened.Number
+}
+
 // ClosePull closes pull request number of AdminName/repo unmerged, as the
 // holder of token.
 func (s *Server) ClosePull(t testing.TB, token, repo string, number int) {

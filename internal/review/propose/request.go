@@ -111,10 +111,10 @@ func Body(p *review.Proposal, effect *layout.ChangeSummary, branch, proposal map
 	if effect != nil {
 		what = effect.SectionWithin(room/2, "### What it does to who can reach what") + "\n"
 	}
-	files := "<details><summary>Rendered changes, per member</summary>\n\n(`+` added, `-` removed, `~` changed; the diff tab has the content)\n\n" +
-		"%s\n</details>\n"
-	list := cutLines(renderedChanges(branch, proposal), room-len(what)-len(files))
-	return head + what + fmt.Sprintf(files, list) + tail
+	const open = "<details><summary>Rendered changes, per member</summary>\n\n(`+` added, `-` removed, `~` changed; the diff tab has the content)\n\n"
+	const closing = "\n</details>\n"
+	list := cutLines(renderedChanges(branch, proposal), room-len(what)-len(open)-len(closing))
+	return head + what + open + list + closing + tail
 }
 
 // cutNote ends lists cut to fit.
