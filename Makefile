@@ -2,7 +2,9 @@
 #
 # Overridable: GO, TESTBIN (where kube-apiserver, etcd, CoreDNS, kube-controller-manager, kube-proxy, Traefik and Gitea are built; defaults to
 # $MCS_GITOPS_TESTBIN, else ~/.cache/mcs-gitops/testbin), FUZZTIME, BENCH_OUT;
-# for `make image`: VERSION, IMAGE, IMAGE_ARCH, IMAGE_OUT, CA_CERTS (below).
+# for `make image`: VERSION, IMAGE, IMAGE_ARCH, IMAGE_OUT, CA_CERTS (below);
+# for `make release`: VERSION, COSIGN_KEY (and COSIGN_PASSWORD in the environment), RELEASE_OUT,
+# RELEASE_PLATFORMS, CA_CERTS.
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -27,7 +29,16 @@ IMAGE_OUT ?= _output/image/linux-$(IMAGE_ARCH)
 # The CAs the image trusts: the build machine's (Debian package ca-certificates).
 CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: help testbin test test-faults bench fuzz demo demo-offline generate image clean-testbin
+# make release: the cosign private key to sign with (its password in
+# COSIGN_PASSWORD); empty makes a local pair in _output/release/ (docs/releasing.md).
+COSIGN_KEY ?=
+RELEASE_OUT ?= _output/release/$(VERSION)
+RELEASE_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+# build/release is its own module (cosign and the SBOM generator stay out
+# of the product's go.mod); make test vets and tests it too.
+RELEASE_MODULE := build/release
+
+.PHONY: help testbin test test-faults bench fuzz demo demo-offline generate image release clean-testbin
 
 help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
@@ -47,7 +58,9 @@ test: testbin ## gofmt and go vet, then all tests (real kube-apiservers; needs t
 	@unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (run gofmt -w on them):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd $(RELEASE_MODULE) && $(GO) vet ./...
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
+	cd $(RELEASE_MODULE) && $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
 
 test-faults: testbin ## the fault tests at length: 40 kills of the controller under churn (make test runs 8), a leader SIGSTOPped past its Lease
 	KUBEBUILDER_ASSETS='$(TESTBIN)' MCS_CRASH_KILLS=40 MCS_FAULTS=1 $(GO) test ./test/e2e -run 'TestCrashConsistency|TestSlowMember|TestPausedLeader' -count=1 -v -timeout 30m
@@ -80,6 +93,11 @@ image: ## build the image IMAGE (mcs-gitops:<git describe>) for linux/IMAGE_ARCH
 		-o '$(IMAGE_OUT)/mcs-gitops' ./cmd/mcs-gitops
 	$(GO) run ./build/image --binary '$(IMAGE_OUT)/mcs-gitops' --version '$(VERSION)' --image '$(IMAGE)' \
 		--ca-certs '$(CA_CERTS)' --out '$(IMAGE_OUT)'
+
+release: ## write a signed release into RELEASE_OUT: binaries for RELEASE_PLATFORMS, SBOMs, the multi-arch image, provenance, checksums (make release VERSION=vX.Y.Z [COSIGN_KEY=cosign.key]; docs/releasing.md)
+	@[[ '$(VERSION)' =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo 'make release: VERSION=$(VERSION) is not a release version: make release VERSION=vX.Y.Z' >&2; exit 1; }
+	cd $(RELEASE_MODULE) && $(GO) run . --version '$(VERSION)' --source '$(CURDIR)' --out '$(abspath $(RELEASE_OUT))' \
+		--key '$(if $(COSIGN_KEY),$(abspath $(COSIGN_KEY)))' --ca-certs '$(CA_CERTS)' --platforms '$(RELEASE_PLATFORMS)'
 
 clean-testbin: ## delete TESTBIN; the next `make test` rebuilds it
 	@test -n '$(TESTBIN)' && test '$(TESTBIN)' != / || { echo 'refusing to delete TESTBIN=$(TESTBIN)' >&2; exit 1; }
