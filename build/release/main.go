@@ -4,8 +4,9 @@
 // static binaries for each platform, a CycloneDX SBOM per binary and one
 // for the image, a multi-arch OCI image (an OCI layout holding the index,
 // its cosign signature and its attestations), a SLSA provenance statement
-// signed as a DSSE envelope, checksums.txt and its cosign signature, and
-// the public key that verifies them. `make release VERSION=vX.Y.Z` runs it
+// signed as a DSSE envelope, the Helm chart (packaged, and as an OCI
+// artefact), checksums.txt and its cosign signature, and the public key
+// that verifies them. `make release VERSION=vX.Y.Z` runs it
 // from the repository root; docs/releasing.md lists what it writes and the
 // commands that verify it.
 //

@@ -13,6 +13,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/in-toto/in-toto-golang/in_toto"
 	"github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/common"
@@ -42,6 +43,11 @@ func provenance(r *Release, src Source, o Options) ([]byte, error) {
 		}
 		subjects = append(subjects, in_toto.Subject{Name: b.Name, Digest: common.DigestSet{"sha256": sum}})
 	}
+	chartSum, err := fileSHA256(filepath.Join(r.Dir, r.Chart))
+	if err != nil {
+		return nil, err
+	}
+	subjects = append(subjects, in_toto.Subject{Name: r.Chart, Digest: common.DigestSet{"sha256": chartSum}})
 	subjects = append(subjects, in_toto.Subject{Name: ImageIdentity, Digest: common.DigestSet{"sha256": digestHex(r.ImageDigest)}})
 
 	var platforms []string

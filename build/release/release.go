@@ -39,6 +39,8 @@ type Release struct {
 	CommitTime  time.Time
 	Binaries    []Binary
 	ImageDigest string
+	// Chart is the packaged chart's file name.
+	Chart string
 	// PublicKey is the file that verifies the release; KeyMade says it
 	// belongs to a key pair Build made rather than one it was given.
 	PublicKey string
@@ -67,6 +69,9 @@ func Build(ctx context.Context, o Options) (_ *Release, err error) {
 	}
 	src, err := inspectSource(ctx, o.Source, o.AllowDirty)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkChartVersion(o.Source, o.Version); err != nil {
 		return nil, err
 	}
 	signer, pubPEM, made, err := loadOrMakeKey(o)
@@ -104,6 +109,9 @@ func Build(ctx context.Context, o Options) (_ *Release, err error) {
 	}
 	r.ImageDigest = img.Digest.String()
 	r.caCertsSHA256 = img.CACertsSHA256
+	if r.Chart, err = packageChart(ctx, o.Source, o.Out, o.Version, src.CommitTime); err != nil {
+		return nil, err
+	}
 	imageSBOM, err := writeImageSBOM(img, r.Binaries, filepath.Join(o.Out, ImageSBOMFile), o.Version, src)
 	if err != nil {
 		return nil, err
@@ -145,7 +153,7 @@ func checksummed(r *Release) []string {
 	for _, b := range r.Binaries {
 		files = append(files, b.Name, b.SBOM)
 	}
-	files = append(files, ImageSBOMFile)
+	files = append(files, ImageSBOMFile, r.Chart)
 	sort.Strings(files)
 	return files
 }
@@ -158,6 +166,7 @@ func (r *Release) Describe(w io.Writer) {
 		fmt.Fprintf(w, "  %-28s %s/%s  %.1f MiB\n", b.Name, b.Platform.OS, b.Platform.Arch, float64(b.Size)/(1<<20))
 	}
 	fmt.Fprintf(w, "  %-28s %s (linux/amd64, linux/arm64), signed, with SBOM and provenance attestations\n", ImageDir+"/", r.ImageDigest)
+	fmt.Fprintf(w, "  %-28s the Helm chart; %s/ holds it as an OCI artefact\n", r.Chart, ChartDir)
 	fmt.Fprintf(w, "verify (docs/releasing.md):\n")
 	fmt.Fprintf(w, "  cd %s && sha256sum -c %s\n", r.Dir, ChecksumsFile)
 	fmt.Fprintf(w, "  cosign verify-blob --key %s --signature %s --insecure-ignore-tlog %s\n", PublicKeyFile, ChecksumsSigFile, ChecksumsFile)

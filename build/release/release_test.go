@@ -21,9 +21,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // TestRelease builds a release of this checkout for linux/amd64 and
@@ -69,8 +71,8 @@ func TestRelease(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.Equal(t, []string{"checksums.txt", "checksums.txt.sig", "cosign.pub", "image",
-		"mcs-gitops-image.cdx.json", "mcs-gitops-linux-amd64", "mcs-gitops-linux-amd64.cdx.json",
+	assert.Equal(t, []string{"chart", "checksums.txt", "checksums.txt.sig", "cosign.pub", "image",
+		"mcs-gitops-0.0.0-releasetest.tgz", "mcs-gitops-image.cdx.json", "mcs-gitops-linux-amd64", "mcs-gitops-linux-amd64.cdx.json",
 		"mcs-gitops-linux-arm64", "mcs-gitops-linux-arm64.cdx.json", "mcs-gitops.intoto.jsonl"}, names)
 	pub, err := os.ReadFile(filepath.Join(keys, "cosign.pub"))
 	require.NoError(t, err)
@@ -121,6 +123,30 @@ func TestRelease(t *testing.T) {
 		require.NoError(t, json.Unmarshal(prov.Predicate, &predicate))
 		assert.Equal(t, r.Version, predicate.BuildDefinition.ExternalParameters.Version)
 		assert.Equal(t, r.Revision, predicate.BuildDefinition.ExternalParameters.Source.Digest["gitCommit"])
+	})
+
+	t.Run("the chart, packaged and as an OCI artefact", func(t *testing.T) {
+		tgz := filepath.Join(r.Dir, r.Chart)
+		ch, err := loader.Load(tgz)
+		require.NoError(t, err)
+		assert.Equal(t, "0.0.0-releasetest", ch.Metadata.Version)
+		assert.Equal(t, r.Version, ch.Metadata.AppVersion, "the chart runs the release's image by default")
+		p, err := layout.FromPath(filepath.Join(r.Dir, ChartDir))
+		require.NoError(t, err)
+		idx, err := p.ImageIndex()
+		require.NoError(t, err)
+		im, err := idx.IndexManifest()
+		require.NoError(t, err)
+		require.Len(t, im.Manifests, 1)
+		assert.Equal(t, "0.0.0-releasetest", im.Manifests[0].Annotations["org.opencontainers.image.ref.name"])
+		img, err := idx.Image(im.Manifests[0].Digest)
+		require.NoError(t, err)
+		m, err := img.Manifest()
+		require.NoError(t, err)
+		assert.Equal(t, "application/vnd.cncf.helm.config.v1+json", string(m.Config.MediaType))
+		require.Len(t, m.Layers, 1)
+		assert.Equal(t, "application/vnd.cncf.helm.chart.content.v1.tar+gzip", string(m.Layers[0].MediaType))
+		assert.Equal(t, "sha256:"+sha256Hex([]byte(mustRead(t, tgz))), m.Layers[0].Digest.String(), "the artefact holds the released tgz")
 	})
 
 	t.Run("pushed with cosign load, verifies in a registry", func(t *testing.T) {
@@ -231,7 +257,8 @@ func TestBuildRefuses(t *testing.T) {
 		{"bad platform", []string{"--version", "v1.2.3", "--platforms", "linux", "--source", root}, `"linux" is not GOOS/GOARCH`},
 		{"not a checkout", []string{"--version", "v1.2.3", "--source", t.TempDir()}, "not a Git checkout"},
 		{"uncommitted changes", []string{"--version", "v1.2.3", "--source", dirty, "--out", filepath.Join(t.TempDir(), "r")}, "has uncommitted changes"},
-		{"wrong password", []string{"--version", "v1.2.3", "--source", root, "--allow-dirty", "--key", writeKey(t, "right"), "--out", filepath.Join(t.TempDir(), "r")}, "is COSIGN_PASSWORD its password?"},
+		{"chart of another version", []string{"--version", "v9.9.9", "--source", root, "--allow-dirty", "--out", filepath.Join(t.TempDir(), "r")}, "Chart.yaml says appVersion"},
+		{"wrong password", []string{"--version", "v1.2.3-rc.1", "--source", root, "--allow-dirty", "--key", writeKey(t, "right"), "--out", filepath.Join(t.TempDir(), "r")}, "is COSIGN_PASSWORD its password?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("COSIGN_PASSWORD", "wrong")
