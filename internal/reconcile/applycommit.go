@@ -144,9 +144,13 @@ func (l *Loop) observeApply(results []*apply.Result) {
 		c.WithLabelValues(r.Member, "deleted").Add(float64(len(r.Deleted)))
 		c.WithLabelValues(r.Member, "skipped").Add(float64(len(r.Skipped)))
 		c.WithLabelValues(r.Member, "refused").Add(float64(len(r.Refused)))
+		// Added to even when 0, so the series is there before the first
+		// failure for increase() to see it.
+		failed := 0.0
 		if r.Err != nil {
-			c.WithLabelValues(r.Member, "failed").Inc()
+			failed = 1
 		}
+		c.WithLabelValues(r.Member, "failed").Add(failed)
 		// Refused holds the collisions and the contract's refusals too.
 		l.Metrics.MemberFailedObjects.WithLabelValues(r.Member).Set(float64(len(r.Refused)))
 	}

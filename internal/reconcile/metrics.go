@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // Metrics are what run exposes on /metrics. Gauges describe the last
@@ -156,6 +157,22 @@ func NewMetrics() *Metrics {
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
 	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)
+	// Every label value an alert or the dashboard picks out is a series
+	// from the start: a counter born at its first increment, already at
+	// 1, shows no increase() and its alert misses the first failures
+	// (TestDashboardAndAlertsUseScrapedMetrics, TestAlertRules).
+	for _, o := range []string{"ok", "partial", "error"} {
+		m.Cycles.WithLabelValues(o)
+	}
+	for _, k := range render.ProblemKinds {
+		m.Problems.WithLabelValues(string(k))
+	}
+	for _, s := range []string{"open", "opening", "rejected", "overridden"} {
+		m.ReviewProposals.WithLabelValues(s)
+	}
+	for _, s := range []string{"poll", "propose"} {
+		m.ReviewErrors.WithLabelValues(s)
+	}
 	return m
 }
 

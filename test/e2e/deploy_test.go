@@ -6,14 +6,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -35,7 +32,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
-	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
@@ -319,104 +315,4 @@ func installCRDFile(t *testing.T, c *envtest.Cluster, path string) {
 		}
 		return false
 	}, "CRD %s not established", crd.GetName())
-}
-
-// TestPrometheusRuleUsesRegisteredMetrics: every mcs_gitops_* name in the
-// alert expressions of deploy/components/prometheusrule is a metric the
-// binary registers (a histogram's _bucket, _sum and _count included), so
-// renaming a metric fails here rather than silencing an alert. Labels an
-// expression matches on are checked the same way.
-func TestPrometheusRuleUsesRegisteredMetrics(t *testing.T) {
-	root, err := filepath.Abs("../../deploy/components/prometheusrule")
-	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join(root, "prometheusrule.yaml"))
-	require.NoError(t, err)
-	rule := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal(data, &rule.Object))
-	groups, _, err := unstructured.NestedSlice(rule.Object, "spec", "groups")
-	require.NoError(t, err)
-
-	registered := registeredMetrics(t, reconcile.NewMetrics())
-	name := regexp.MustCompile(`\bmcs_gitops_[a-z0-9_]+`)
-	selector := regexp.MustCompile(`(mcs_gitops_[a-z0-9_]+)\{([^}]*)\}`)
-	label := regexp.MustCompile(`([a-z_]+)\s*(?:=|!=|=~|!~)`)
-	alerts := 0
-	for _, g := range groups {
-		rules, _, err := unstructured.NestedSlice(g.(map[string]any), "rules")
-		require.NoError(t, err)
-		for _, r := range rules {
-			r := r.(map[string]any)
-			expr, _ := r["expr"].(string)
-			require.NotEmpty(t, expr, "%v", r["alert"])
-			alerts++
-			for _, n := range name.FindAllString(expr, -1) {
-				_, ok := registered[metricOf(n, registered)]
-				assert.True(t, ok, "alert %s: %s is not registered by reconcile.NewMetrics", r["alert"], n)
-			}
-			for _, m := range selector.FindAllStringSubmatch(expr, -1) {
-				for _, l := range label.FindAllStringSubmatch(m[2], -1) {
-					assert.Contains(t, registered[metricOf(m[1], registered)], l[1], "alert %s: %s has no label %s", r["alert"], m[1], l[1])
-				}
-			}
-			annotations, _, _ := unstructured.NestedStringMap(r, "annotations")
-			for _, k := range []string{"summary", "description", "runbook"} {
-				assert.NotEmpty(t, annotations[k], "alert %s: annotation %s", r["alert"], k)
-			}
-		}
-	}
-	assert.GreaterOrEqual(t, alerts, 5)
-}
-
-// registeredMetrics lists, by name, the label names of every metric the
-// registry holds, vectors with no series yet included (Gather would skip
-// them): each collector of m describes itself.
-func registeredMetrics(t *testing.T, m *reconcile.Metrics) map[string][]string {
-	t.Helper()
-	fq := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
-	out := map[string][]string{}
-	v := reflect.ValueOf(m).Elem()
-	for i := range v.NumField() {
-		c, ok := v.Field(i).Interface().(prometheus.Collector)
-		if !ok || v.Type().Field(i).Name == "Registry" {
-			continue
-		}
-		ch := make(chan *prometheus.Desc, 1)
-		go func() { c.Describe(ch); close(ch) }()
-		for d := range ch {
-			got := fq.FindStringSubmatch(d.String())
-			require.NotNil(t, got, "cannot read %s", d)
-			var labels []string
-			if got[2] != "" {
-				labels = strings.Split(got[2], ",")
-			}
-			out[got[1]] = labels
-		}
-	}
-	// The collectors outside the struct (build info, Go and process
-	// collectors) have their series from the start.
-	families, err := m.Registry.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if _, ok := out[f.GetName()]; !ok {
-			out[f.GetName()] = nil
-		}
-	}
-	require.Contains(t, out, "mcs_gitops_cycles_total", "the reflection found the struct's collectors")
-	return out
-}
-
-// metricOf maps a series name to the metric it belongs to: a histogram's
-// _bucket, _sum and _count series to the histogram.
-func metricOf(series string, registered map[string][]string) string {
-	if _, ok := registered[series]; ok {
-		return series
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(series, suffix); ok {
-			if _, ok := registered[base]; ok {
-				return base
-			}
-		}
-	}
-	return series
 }
