@@ -18,6 +18,12 @@ TESTBIN ?= $(or $(MCS_GITOPS_TESTBIN),$(HOME)/.cache/mcs-gitops/testbin)
 override TESTBIN := $(abspath $(TESTBIN))
 FUZZTIME ?= 30s
 BENCH_OUT ?= $(or $(TMPDIR),/tmp)/mcs-gitops-bench.txt
+# The oldest Kubernetes supported (docs/compatibility.md): make testbin builds
+# its kube-apiserver beside the current one, and make test runs the e2e core
+# (E2E_CORE) against it too.
+K8S_OLDEST_VERSION ?= 1.33.13
+OLDEST_APISERVER := kube-apiserver-$(basename $(K8S_OLDEST_VERSION))
+E2E_CORE := ^(TestAPIServerVersion|TestSyncLifecycle|TestSyncWithMemberDown|TestOneRefusedObjectDoesNotStopTheMember|TestUnloadableObjectIsReportedNotFatal|TestMixedIPFamilyFleet|TestJoinDoctorSync|TestDoctorFindsEachFault|TestSyncRunsWithOnlyTheMemberRole|TestDeployManifests|TestChartInstall)$$
 # Generous: every package that touches a cluster starts real apiservers, and
 # packages run in parallel on however few cores CI has.
 TEST_TIMEOUT ?= 30m
@@ -44,11 +50,11 @@ help: ## list the targets
 	@echo 'usage: make [target] [GO=$(GO)] [TESTBIN=$(TESTBIN)] [FUZZTIME=$(FUZZTIME)]'
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-testbin: ## build kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab, Node and Mermaid's parser for the diagram checks, Chromium, playwright-core and Gitea's web frontend for the browser check
+testbin: ## build kube-apiserver (the current and the oldest supported), etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab, Node and Mermaid's parser for the diagram checks, Chromium, playwright-core and Gitea's web frontend for the browser check
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
-	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' -a -x '$(TESTBIN)/gitea/gitea' || \
+	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/$(OLDEST_APISERVER)' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' -a -x '$(TESTBIN)/gitea/gitea' || \
 		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea from source into $(TESTBIN) (~30 min on 2 cores, once per machine); this is why it is slow.'
-	@bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
+	@K8S_OLDEST_VERSION='$(K8S_OLDEST_VERSION)' bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 	@bash test/testbin/hosttools.sh
 	@bash test/testbin/mermaid.sh '$(TESTBIN)'
 	@bash test/testbin/browser.sh '$(TESTBIN)'
@@ -60,6 +66,8 @@ test: testbin ## gofmt and go vet, then all tests (real kube-apiservers; needs t
 	$(GO) vet ./...
 	cd $(RELEASE_MODULE) && $(GO) vet ./...
 	KUBEBUILDER_ASSETS='$(TESTBIN)' $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
+	@echo 'make test: the e2e core again, against the oldest supported kube-apiserver ($(OLDEST_APISERVER), v$(K8S_OLDEST_VERSION))'
+	KUBEBUILDER_ASSETS='$(TESTBIN)' MCS_KUBE_APISERVER='$(OLDEST_APISERVER)' $(GO) test ./test/e2e -count=1 -timeout $(TEST_TIMEOUT) -run '$(E2E_CORE)'
 	cd $(RELEASE_MODULE) && $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT)
 
 test-faults: testbin ## the fault tests at length: 40 kills of the controller under churn (make test runs 8), a leader SIGSTOPped past its Lease

@@ -80,6 +80,11 @@ const (
 	envAssets = "KUBEBUILDER_ASSETS"
 	// envTestbin is the variable test/testbin/build.sh builds into.
 	envTestbin = "MCS_GITOPS_TESTBIN"
+	// envAPIServer names the kube-apiserver binary in the assets
+	// directory: kube-apiserver (the current version) unless set, e.g.
+	// kube-apiserver-1.33 for the oldest supported one, which make test
+	// runs the e2e core against (docs/compatibility.md).
+	envAPIServer = "MCS_KUBE_APISERVER"
 	// envStartTimeout lets a slow machine raise the per-process start limit
 	// without code changes; envtest reads the same variable.
 	envStartTimeout = "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"
@@ -149,8 +154,12 @@ func binaries() (apiserver, etcd string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	apiserver = "kube-apiserver"
+	if n := os.Getenv(envAPIServer); n != "" {
+		apiserver = n
+	}
 	var missing []error
-	for _, name := range []string{"kube-apiserver", "etcd"} {
+	for _, name := range []string{apiserver, "etcd"} {
 		p := filepath.Join(dir, name)
 		st, err := os.Stat(p)
 		switch {
@@ -166,7 +175,7 @@ func binaries() (apiserver, etcd string, err error) {
 			"or point %s at a directory holding kube-apiserver and etcd",
 			dir, errors.Join(missing...), envAssets)
 	}
-	return filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "etcd"), nil
+	return filepath.Join(dir, apiserver), filepath.Join(dir, "etcd"), nil
 }
 
 // Fleet is n running control planes, started together by Launch.

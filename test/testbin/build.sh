@@ -12,6 +12,11 @@
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.36.3}
+# The oldest Kubernetes mcs-gitops supports (docs/compatibility.md): the
+# first with ServiceCIDR GA, without which a member's IP families are
+# unknown. make test runs the e2e core against it too, as
+# kube-apiserver-<minor> beside the current one (MCS_KUBE_APISERVER picks it).
+K8S_OLDEST_VERSION=${K8S_OLDEST_VERSION:-1.33.13}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 # The newest Traefik that builds from the module proxy: v3.7 replaces a module
@@ -21,7 +26,8 @@ TRAEFIK_VERSION=${TRAEFIK_VERSION:-v3.6.12}
 # as code.gitea.io/gitea but declares gitea.dev, so it is built from the
 # downloaded module source rather than required.
 GITEA_VERSION=${GITEA_VERSION:-v1.27.3}
-WHAT=${WHAT:-"kube-apiserver etcd coredns kube-controller-manager kube-proxy traefik gitea"}
+oldest_apiserver="kube-apiserver-${K8S_OLDEST_VERSION%.*}"
+WHAT=${WHAT:-"kube-apiserver $oldest_apiserver etcd coredns kube-controller-manager kube-proxy traefik gitea"}
 
 dir=${1:-${MCS_GITOPS_TESTBIN:-$HOME/.cache/mcs-gitops/testbin}}
 mkdir -p "$dir"
@@ -68,41 +74,43 @@ with_heartbeat() {
 # once per run. k8s.io/kubernetes points its staging modules at ./staging; a
 # consumer must pin each of them to the matching published v0.x release.
 k8s_module() {
-  local m="$work/kubernetes"
+  local version=$1 m="$work/kubernetes-$1"
   [ -f "$m/go.mod" ] && { echo "$m"; return 0; }
   mkdir -p "$m"
   local modfile
-  modfile=$(cd "$m" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
-  [ -f "$modfile" ] || { say "cannot read go.mod of k8s.io/kubernetes@v$K8S_VERSION"; exit 1; }
+  modfile=$(cd "$m" && go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  [ -f "$modfile" ] || { say "cannot read go.mod of k8s.io/kubernetes@v$version"; exit 1; }
   local staging
   staging=$(grep -E '=> \./staging/' "$modfile" | awk '{print $1}' | sort -u)
   [ -n "$staging" ] || { say "no staging replacements found in $modfile"; exit 1; }
-  say "pinning $(echo "$staging" | wc -l) staging modules to v0.${K8S_VERSION#1.}"
+  say "pinning $(echo "$staging" | wc -l) staging modules to v0.${version#1.}"
   {
     echo "module testbin/kubernetes"
     echo "go 1.26"
-    echo "require k8s.io/kubernetes v$K8S_VERSION"
-    for s in $staging; do echo "replace $s => $s v0.${K8S_VERSION#1.}"; done
+    echo "require k8s.io/kubernetes v$version"
+    for s in $staging; do echo "replace $s => $s v0.${version#1.}"; done
   } >"$m/go.mod"
   echo "$m"
 }
 
-# build_k8s NAME: one of k8s.io/kubernetes/cmd/NAME. The three share most of
-# their packages, so the second and third compile in a fraction of the first.
+# build_k8s NAME [VERSION [OUT]]: one of k8s.io/kubernetes/cmd/NAME. The three
+# share most of their packages, so the second and third compile in a fraction
+# of the first.
 build_k8s() {
-  local name=$1 out="$dir/$1" minor=${K8S_VERSION#*.}
+  local name=$1 version=${2:-$K8S_VERSION} out="$dir/${3:-$1}"
+  local minor=${version#*.}
   minor=${minor%%.*}
-  cached "$out" "v$K8S_VERSION" && { say "$name v$K8S_VERSION cached"; return 0; }
-  say "building $name v$K8S_VERSION from the module proxy (first time only; kube-apiserver ~7 min on 2 cores, the others ~2 min each after it)"
+  cached "$out" "v$version" && { say "$(basename "$out") v$version cached"; return 0; }
+  say "building $name v$version from the module proxy (first time only; kube-apiserver ~7 min on 2 cores, the others ~2 min each after it)"
   local m
-  m=$(k8s_module)
+  m=$(k8s_module "$version")
   (cd "$m" && with_heartbeat "resolving $name dependencies" \
-    go get "k8s.io/kubernetes/cmd/$name@v$K8S_VERSION")
+    go get "k8s.io/kubernetes/cmd/$name@v$version")
   # gitMajor/gitMinor feed the /version answer, which clients use to pick
   # behaviour; they must be the bare numbers ("1", "36").
   (cd "$m" && with_heartbeat "compiling $name" \
     go build -trimpath -o "$out.tmp" \
-    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
+    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
     "k8s.io/kubernetes/cmd/$name")
   mv "$out.tmp" "$out"
   say "$name ready: $out"
@@ -217,6 +225,7 @@ build_gitea() {
 for w in $WHAT; do
   case $w in
     kube-apiserver | kube-controller-manager | kube-proxy) build_k8s "$w" ;;
+    "$oldest_apiserver") build_k8s kube-apiserver "$K8S_OLDEST_VERSION" "$w" ;;
     etcd) build_etcd ;;
     coredns) build_coredns ;;
     traefik) build_traefik ;;
