@@ -214,16 +214,10 @@ func TestChartInstall(t *testing.T) {
 	err = c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mcs-gitops"}, &appsv1.Deployment{})
 	assert.True(t, client.IgnoreNotFound(err) == nil && err != nil, "the upgrade to cronjob mode removed the Deployment: %v", err)
 
-	pod := func(name string, spec corev1.PodTemplateSpec) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: spec.Labels}, Spec: *spec.Spec.DeepCopy()}
-	}
-	privileged := pod("privileged", deployment.Spec.Template)
-	privileged.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
-	err = c.Client.Create(ctx, privileged, client.DryRunAll)
-	require.Error(t, err, "the namespace must enforce Pod Security, or the checks below prove nothing")
-	assert.Contains(t, err.Error(), `violates PodSecurity "restricted:`)
-	assert.NoError(t, c.Client.Create(ctx, pod("controller", deployment.Spec.Template), client.DryRunAll), "the installed Deployment's pod")
-	assert.NoError(t, c.Client.Create(ctx, pod("cronjob", cronjob.Spec.JobTemplate.Spec.Template), client.DryRunAll), "the installed CronJob's pod")
+	assertRestrictedAdmits(t, c, ns, map[string]corev1.PodTemplateSpec{
+		"the installed Deployment": deployment.Spec.Template,
+		"the installed CronJob":    cronjob.Spec.JobTemplate.Spec.Template,
+	})
 
 	un := action.NewUninstall(cfg)
 	un.WaitStrategy = kube.HookOnlyStrategy

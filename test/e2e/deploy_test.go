@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,20 +101,10 @@ func TestDeployManifests(t *testing.T) {
 	fromUnstructured(t, find(t, built["cronjob"], "CronJob", "mcs-gitops", "mcs-gitops-sync"), cronjob)
 
 	t.Run("pods pass Pod Security restricted", func(t *testing.T) {
-		// Pod Security admission only warns about a Deployment or a
-		// CronJob; it refuses their Pods. So the proof is a Pod of each
-		// template, created (dry run) in the labelled namespace.
-		pod := func(name string, spec corev1.PodTemplateSpec) *corev1.Pod {
-			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "mcs-gitops", Labels: spec.Labels}, Spec: *spec.Spec.DeepCopy()}
-		}
-		privileged := pod("privileged", deployment.Spec.Template)
-		privileged.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
-		err := c.Client.Create(ctx, privileged, client.DryRunAll)
-		require.Error(t, err, "the namespace must enforce Pod Security, or the checks below prove nothing")
-		assert.Contains(t, err.Error(), `violates PodSecurity "restricted:`)
-
-		assert.NoError(t, c.Client.Create(ctx, pod("controller", deployment.Spec.Template), client.DryRunAll), "deploy/controller")
-		assert.NoError(t, c.Client.Create(ctx, pod("cronjob", cronjob.Spec.JobTemplate.Spec.Template), client.DryRunAll), "deploy/cronjob")
+		assertRestrictedAdmits(t, c, "mcs-gitops", map[string]corev1.PodTemplateSpec{
+			"deploy/controller": deployment.Spec.Template,
+			"deploy/cronjob":    cronjob.Spec.JobTemplate.Spec.Template,
+		})
 	})
 
 	t.Run("the Role reads only the Secrets the config names", func(t *testing.T) {
@@ -123,6 +114,31 @@ func TestDeployManifests(t *testing.T) {
 	t.Run("selectors and ports match", func(t *testing.T) {
 		checkWiring(t, built, deployment, cronjob)
 	})
+}
+
+// assertRestrictedAdmits creates (dry run) a Pod of each template in ns,
+// which must enforce Pod Security restricted: Pod Security admission only
+// warns about a Deployment or a CronJob and refuses their Pods, so a Pod
+// of each template is the proof. A privileged Pod must be refused first,
+// or the namespace enforces nothing and the rest proves nothing.
+func assertRestrictedAdmits(t *testing.T, c *envtest.Cluster, ns string, templates map[string]corev1.PodTemplateSpec) {
+	t.Helper()
+	ctx := context.Background()
+	pod := func(name string, spec corev1.PodTemplateSpec) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: spec.Labels}, Spec: *spec.Spec.DeepCopy()}
+	}
+	i := 0
+	for what, spec := range templates {
+		if i == 0 {
+			privileged := pod("privileged", spec)
+			privileged.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
+			err := c.Client.Create(ctx, privileged, client.DryRunAll)
+			require.Error(t, err, "the namespace must enforce Pod Security, or the checks below prove nothing")
+			assert.Contains(t, err.Error(), `violates PodSecurity "restricted:`)
+		}
+		i++
+		assert.NoError(t, c.Client.Create(ctx, pod(fmt.Sprintf("pod-%d", i), spec), client.DryRunAll), "%s's pod", what)
+	}
 }
 
 // checkSecretAccess grants the base RBAC for real and reads Secrets as
