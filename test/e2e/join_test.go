@@ -213,7 +213,14 @@ func TestDoctorFindsEachFault(t *testing.T) {
 		}
 	}
 	require.NoError(t, m.Client.Update(ctx, &role))
-	// A CRD missing, and the optional one.
+	// A CRD missing, and the optional one. Deleted only once their
+	// objects can be listed: a CRD deleted while the apiserver is still
+	// initializing its storage fails the finalizer's listing ("storage is
+	// (re)initializing") and, on a loaded machine, stayed Terminating for
+	// minutes.
+	eventually(t, time.Minute, func() bool {
+		return m.Client.List(ctx, &mcsv1alpha1.ServiceExportList{}) == nil && m.Client.List(ctx, &v1alpha1.GlobalTrafficPolicyList{}) == nil
+	}, "the CRDs' storage never became ready")
 	for _, name := range []string{"serviceexports.multicluster.x-k8s.io", "globaltrafficpolicies.mcs-gitops.io"} {
 		require.NoError(t, m.Client.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 	}
