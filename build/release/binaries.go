@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
 )
 
 // MainPackage is what a release builds.
@@ -48,6 +50,9 @@ type Binary struct {
 	Name, SBOM string
 	Path       string
 	Size       int64
+	// bom is the binary's SBOM as written, which the image's SBOM
+	// reuses rather than generating (and detecting licences) again.
+	bom *cdx.BOM
 }
 
 // Source is the checkout a release is built from.

@@ -98,7 +98,7 @@ func Build(ctx context.Context, o Options) (_ *Release, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeBinarySBOM(b, filepath.Join(o.Out, b.SBOM), o.Version, src); err != nil {
+		if err := writeBinarySBOM(&b, filepath.Join(o.Out, b.SBOM), o.Version, src); err != nil {
 			return nil, err
 		}
 		r.Binaries = append(r.Binaries, b)

@@ -58,11 +58,14 @@ func binaryBOM(b Binary, version string, src Source) (*cdx.BOM, error) {
 	return bom, nil
 }
 
-func writeBinarySBOM(b Binary, path, version string, src Source) error {
-	bom, err := binaryBOM(b, version, src)
+// writeBinarySBOM writes b's SBOM to path and keeps it in b for the
+// image's SBOM.
+func writeBinarySBOM(b *Binary, path, version string, src Source) error {
+	bom, err := binaryBOM(*b, version, src)
 	if err != nil {
 		return err
 	}
+	b.bom = bom
 	return writeBOM(bom, path)
 }
 
@@ -88,10 +91,7 @@ func writeImageSBOM(img builtImage, bins []Binary, path, version string, src Sou
 		if _, ok := img.Platforms[b.Platform]; !ok {
 			continue
 		}
-		bom, err := binaryBOM(b, version, src)
-		if err != nil {
-			return nil, err
-		}
+		bom := b.bom
 		// Each platform's binary is its own component: its purl,
 		// which names GOOS and GOARCH, is its reference.
 		app := *bom.Metadata.Component
