@@ -90,3 +90,32 @@ func fileHash(c *object.Commit, p string) plumbing.Hash {
 	}
 	return e.Hash
 }
+
+// Message is commit ref's whole message.
+func (r *Repo) Message(ref plumbing.Hash) (string, error) {
+	c, err := r.repo.CommitObject(ref)
+	if err != nil {
+		return "", fmt.Errorf("reading commit %s: %w", ref, err)
+	}
+	return c.Message, nil
+}
+
+// LastMatching finds the newest commit at or before ref whose message
+// match accepts, following first parents for at most depth commits. Not
+// found (ok false) includes a history cut short, as a shallow clone's is.
+func (r *Repo) LastMatching(ref plumbing.Hash, match func(message string) bool, depth int) (commit plumbing.Hash, message string, ok bool, err error) {
+	c, err := r.repo.CommitObject(ref)
+	for i := 0; err == nil && i < depth; i++ {
+		if match(c.Message) {
+			return c.Hash, c.Message, true, nil
+		}
+		if c.NumParents() == 0 {
+			return plumbing.ZeroHash, "", false, nil
+		}
+		c, err = c.Parent(0)
+	}
+	if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return plumbing.ZeroHash, "", false, fmt.Errorf("reading history: %w", err)
+	}
+	return plumbing.ZeroHash, "", false, nil
+}

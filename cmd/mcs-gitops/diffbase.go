@@ -3,12 +3,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/rerender"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -56,66 +55,20 @@ func renderAt(repo *gitsync.Repo, sub, rev string, now time.Time, wi *loadedWhat
 	if sub != "" {
 		prefix += sub + "/"
 	}
-	name := func(p string) string { return prefix + p }
-	data, ok := files[layout.ConfigFile]
-	if !ok {
-		return nil, &exitError{2, fmt.Errorf("%s has no %s", rev, layout.ConfigFile)}
-	}
-	cfg, err := v1alpha1.Parse(name(layout.ConfigFile), data)
+	w, err := rerender.Load(files, func(p string) string { return prefix + p }, now)
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
-	sources := layout.InputSources(files, prefix)
-	var (
-		snaps []*snapshot.Snapshot
-		errs  []error
-	)
-	if wi != nil && !slices.Contains(cfg.MemberNames(), wi.member) {
-		return nil, &exitError{2, fmt.Errorf("--in %s: no such member in %s's %s (members: %s)", wi.member, rev, layout.ConfigFile, strings.Join(cfg.MemberNames(), ", "))}
+	if wi != nil && !slices.Contains(w.Config.MemberNames(), wi.member) {
+		return nil, &exitError{2, fmt.Errorf("--in %s: no such member in %s's %s (members: %s)", wi.member, rev, layout.ConfigFile, strings.Join(w.Config.MemberNames(), ", "))}
 	}
-	members := map[string]bool{}
-	for _, m := range cfg.MemberNames() {
-		members[m] = true
-		srcs := sources[m]
-		if len(srcs) == 0 {
-			errs = append(errs, fmt.Errorf("member %q: %s holds no snapshot of it (%s)", m, rev, layout.InputDir(m)))
-			continue
-		}
-		s, err := snapshot.ParseStrictSources(m, name(layout.InputDir(m)), srcs, now)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	for _, s := range w.Snapshots {
 		wi.apply(s, now)
-		snaps = append(snaps, s)
 	}
-	var strays []string
-	for m := range sources {
-		if !members[m] {
-			strays = append(strays, m)
-		}
-	}
-	sort.Strings(strays)
-	for _, m := range strays {
-		errs = append(errs, fmt.Errorf("%s: no member %q in the ClusterSet; remove its snapshot or add the member", name(layout.InputDir(m)), m))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, &exitError{2, err}
-	}
-	committed, err := layout.ReadCommitted(files)
-	if err != nil {
+	if err := w.Render(); err != nil {
 		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
 	}
-	snapshot.DropStale(snaps, committed.Health)
-	out, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
-	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
-	}
-	rendered, err := layout.Files(out)
-	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("%s: %w", rev, err)}
-	}
-	return &side{rev: rev, commit: commit, cfg: cfg, out: out, files: rendered, warnings: snapshotWarnings(snaps), snaps: snaps, health: committed.Health}, nil
+	return &side{rev: rev, commit: commit, cfg: w.Config, out: w.Output, files: w.Files, warnings: snapshotWarnings(w.Snapshots), snaps: w.Snapshots, health: w.Committed.Health}, nil
 }
 
 // baseDiff is diff --base: the change from base's world to head's, both

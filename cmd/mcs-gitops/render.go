@@ -117,8 +117,13 @@ it was.
 With --check nothing is written: the command exits 1 and prints a unified diff
 when the committed output is stale, which is what CI runs on a pull request;
 the error counts the files that differ, the rendered files missing and the
-files no longer rendered. -o json prints {stale, files: {changed, added,
-removed}} instead of the diff. --summary appends a Markdown summary to a
+files no longer rendered. When the difference is mcs-gitops's alone (the
+checkout holds exactly the config, inputs and rendered files of the loop's
+last commit, and that commit's Rendered-By trailer names another version or
+layout) the error says so and names both versions: re-render with this
+version and commit that alone, or run the loop's version in CI. Telling
+needs the history back to that commit (a shallow clone may not have it).
+-o json prints {stale, files: {changed, added, removed}, onlyRenderer} instead of the diff. --summary appends a Markdown summary to a
 file: per member, the imports re-rendering adds, removes and changes, and
 the problems.
 
@@ -164,10 +169,14 @@ or --summary could not be written.`,
 				if err := ci.summarize(committed.Report, cfg, result, changes); err != nil {
 					return err
 				}
+				var renderer *rendererChange
+				if !changes.Empty() {
+					renderer = onlyRenderer(out, &src)
+				}
 				w := cmd.OutOrStdout()
 				switch {
 				case ci.json():
-					if err := writeJSON(w, renderCheckJSON{Stale: !changes.Empty(), Files: changedFiles(changes)}); err != nil {
+					if err := writeJSON(w, renderCheckJSON{Stale: !changes.Empty(), Files: changedFiles(changes), OnlyRenderer: renderer}); err != nil {
 						return err
 					}
 				case changes.Empty():
@@ -177,6 +186,10 @@ or --summary could not be written.`,
 				}
 				if changes.Empty() {
 					return nil
+				}
+				if renderer != nil {
+					return &exitError{1, fmt.Errorf("rendered output under %s is stale: %s; %w",
+						filepath.Clean(out), staleCounts(changes), renderer)}
 				}
 				return &exitError{1, fmt.Errorf("rendered output under %s is stale: %s; run mcs-gitops render",
 					filepath.Clean(out), staleCounts(changes))}
@@ -330,6 +343,8 @@ type validateJSON struct {
 type renderCheckJSON struct {
 	Stale bool      `json:"stale"`
 	Files filesJSON `json:"files"`
+	// OnlyRenderer is set when the difference is the renderer's alone.
+	OnlyRenderer *rendererChange `json:"onlyRenderer,omitempty"`
 }
 
 // staleCounts says how the tree on disk differs from a fresh render, each

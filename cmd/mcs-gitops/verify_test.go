@@ -114,10 +114,17 @@ func remoteHead(t *testing.T, bare string) plumbing.Hash {
 // gitRun runs the real git in dir as a person with no signing set up.
 func gitRun(t *testing.T, dir string, args ...string) {
 	t.Helper()
+	gitOut(t, dir, args...)
+}
+
+// gitOut is gitRun returning what git printed.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=Human", "GIT_AUTHOR_EMAIL=human@example.com",
 		"GIT_COMMITTER_NAME=Human", "GIT_COMMITTER_EMAIL=human@example.com")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
+	return string(out)
 }

@@ -78,6 +78,9 @@ type Loop struct {
 	committedAt plumbing.Hash
 	// unchanged is the last render that changed nothing (see publish).
 	unchanged *unchangedRender
+	// rendererChecked is the last head whose renderer migrate looked at
+	// and found nothing to do for.
+	rendererChecked plumbing.Hash
 	// norm remembers each member's last normalized snapshot.
 	norm *snapshot.NormalizeCache
 	// followed is when the branch was last fetched (follow).

@@ -4,6 +4,7 @@ package reconcile_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -466,6 +467,9 @@ func (h *harness) commands() map[string]script.Cmd {
 		"other-push": script.Command(script.CmdUsage{
 			Args: "file...", Summary: "another writer commits these files of the script's directory, at the same paths, and pushes",
 		}, h.otherPush),
+		"other-render": script.Command(script.CmdUsage{
+			Args: "rendered-by file...", Summary: "another build of the loop commits these files as other-push does, its Rendered-By trailer saying rendered-by (none: no such trailer)",
+		}, h.otherRender),
 	}
 }
 
@@ -711,7 +715,7 @@ func (m *memRecord) accept(commit string, now time.Time) {
 // otherRemove is a person deleting files of the branch in a clone of
 // their own.
 func (h *harness) otherRemove(s *script.State, args ...string) (script.WaitFunc, error) {
-	return h.otherCommit(s, args, func(wt *git.Worktree, dir, f string) error {
+	return h.otherCommit(s, "someone else's change", false, args, func(wt *git.Worktree, dir, f string) error {
 		_, err := wt.Remove(filepath.ToSlash(f))
 		return err
 	})
@@ -720,7 +724,27 @@ func (h *harness) otherRemove(s *script.State, args ...string) (script.WaitFunc,
 // otherPush is a second writer (a person, another process) pushing to the
 // remote from a clone of its own.
 func (h *harness) otherPush(s *script.State, args ...string) (script.WaitFunc, error) {
-	return h.otherCommit(s, args, func(wt *git.Worktree, dir, f string) error {
+	return h.otherCommit(s, "someone else's change", false, args, copyFile(s))
+}
+
+// otherRender is a commit of another build of the loop: the files as
+// otherPush commits them, under the trailers the loop writes, with
+// Rendered-By saying args[0] ("none" for a loop from before the trailer).
+func (h *harness) otherRender(s *script.State, args ...string) (script.WaitFunc, error) {
+	if len(args) < 2 {
+		return nil, script.ErrUsage
+	}
+	msg := "another build's render\n\nSnapshot-Digest: sha256:0\n"
+	if args[0] != "none" {
+		msg += "Rendered-By: " + args[0] + "\n"
+	}
+	return h.otherCommit(s, msg, true, args[1:], copyFile(s))
+}
+
+// copyFile writes the script directory's file f at the same path of a
+// clone, and stages it.
+func copyFile(s *script.State) func(wt *git.Worktree, dir, f string) error {
+	return func(wt *git.Worktree, dir, f string) error {
 		data, err := os.ReadFile(s.Path(f))
 		if err != nil {
 			return err
@@ -733,12 +757,12 @@ func (h *harness) otherPush(s *script.State, args ...string) (script.WaitFunc, e
 		}
 		_, err = wt.Add(filepath.ToSlash(f))
 		return err
-	})
+	}
 }
 
 // otherCommit clones the remote's branch, changes each path with edit,
 // commits as someone else and pushes.
-func (h *harness) otherCommit(s *script.State, paths []string, edit func(wt *git.Worktree, dir, path string) error) (script.WaitFunc, error) {
+func (h *harness) otherCommit(s *script.State, message string, loop bool, paths []string, edit func(wt *git.Worktree, dir, path string) error) (script.WaitFunc, error) {
 	if len(paths) == 0 {
 		return nil, script.ErrUsage
 	}
@@ -764,7 +788,12 @@ func (h *harness) otherCommit(s *script.State, paths []string, edit func(wt *git
 		}
 	}
 	sig := &object.Signature{Name: "someone else", Email: "someone@example.com", When: h.clock()}
-	if _, err := wt.Commit("someone else's change", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+	if loop {
+		// Another build of the loop commits as the loop does (gitsync's
+		// default author unless the config names one).
+		sig.Name, sig.Email = cmp.Or(h.cfg.Spec.Git.Author.Name, "mcs-gitops"), cmp.Or(h.cfg.Spec.Git.Author.Email, "mcs-gitops@localhost")
+	}
+	if _, err := wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
 		return nil, err
 	}
 	return nil, r.PushContext(s.Context(), &git.PushOptions{})

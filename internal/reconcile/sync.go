@@ -225,10 +225,16 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	head, rs, err := l.followAndResolve(ctx, collected)
 	if err != nil {
-		if isRefusal(err) {
-			return nil, &RepoError{l.refusalError(err)}
+		return nil, l.followError(err)
+	}
+	migrated, err := l.migrate(ctx, head)
+	if err != nil {
+		return nil, &RepoError{err}
+	}
+	if migrated != nil {
+		if head, rs, err = l.followAndResolve(ctx, collected); err != nil {
+			return nil, l.followError(err)
 		}
-		return nil, &RepoError{fmt.Errorf("update repository: %w", err)}
 	}
 	if u := l.lastUnchanged(rs); u != nil {
 		l.recordPush(ctx, head, u.tree.files)
@@ -282,11 +288,24 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	l.recordPush(ctx, hash, last.files)
 	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}
-	if changed {
+	if !changed && migrated != nil {
+		// The migration is the cycle's commit: apply it, and say so.
+		pub.changed, pub.message, last.prev = true, migrated.message, migrated.prev
+	}
+	if pub.changed {
 		set := change.Between(last.prev, last.report)
 		pub.change = &set
 	}
 	return pub, nil
+}
+
+// followError is what publish returns when the branch could not be
+// followed or its head resolved.
+func (l *Loop) followError(err error) error {
+	if isRefusal(err) {
+		return &RepoError{l.refusalError(err)}
+	}
+	return &RepoError{fmt.Errorf("update repository: %w", err)}
 }
 
 // followAndResolve follows the branch and resolves the snapshots on its

@@ -63,6 +63,8 @@ var rules = []struct {
 	{"internal/fleetstatus", module + "/apply", "status writes nothing"},
 	{"internal/lineage", module + "/gitsync", "the record holds commits as text; it does no Git"},
 	{"internal/lineage", module + "/internal/reconcile", "the loop decides what the record means"},
+	{"internal/rerender", module + "/gitsync", "a commit's files come in as a map; rerender does no Git"},
+	{"internal/rerender", "k8s.io/client-go/...", "rerender talks to no cluster"},
 }
 
 type pkgInfo struct {
