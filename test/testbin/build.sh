@@ -6,9 +6,9 @@
 #
 # Usage: test/testbin/build.sh [DIR]   (default: ${MCS_GITOPS_TESTBIN:-$HOME/.cache/mcs-gitops/testbin})
 # Builds only what is missing or reports a different version; each binary is
-# built in a throwaway module (the three Kubernetes ones in one). WHAT="kube-apiserver etcd"
-# skips the others (the test/dns and lab tests then skip outside CI). Cold,
-# on 2 cores with an empty module cache: 21 min for all five.
+# built in a throwaway module (the three Kubernetes ones in one), two
+# builds at a time. WHAT="kube-apiserver etcd" skips the others (the
+# test/dns and lab tests then skip outside CI).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.36.3}
@@ -35,6 +35,9 @@ dir=$(cd "$dir" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+# The binaries are stripped (-s -w), so the compiler need not write the
+# DWARF the linker drops: about 5-10% less compile time.
+nodwarf=-gcflags=all=-dwarf=false
 
 say() { printf '[testbin] %s\n' "$*" >&2; }
 
@@ -109,7 +112,7 @@ build_k8s() {
   # gitMajor/gitMinor feed the /version answer, which clients use to pick
   # behaviour; they must be the bare numbers ("1", "36").
   (cd "$m" && with_heartbeat "compiling $name" \
-    go build -trimpath -o "$out.tmp" \
+    go build -trimpath "$nodwarf" -o "$out.tmp" \
     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
     "k8s.io/kubernetes/cmd/$name")
   mv "$out.tmp" "$out"
@@ -124,7 +127,7 @@ build_etcd() {
   mkdir -p "$m"
   printf 'module testbin/etcd\ngo 1.26\n' >"$m/go.mod"
   (cd "$m" && with_heartbeat "resolving etcd dependencies" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
-  (cd "$m" && with_heartbeat "compiling etcd" go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3)
+  (cd "$m" && with_heartbeat "compiling etcd" go build -trimpath "$nodwarf" -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3)
   mv "$out.tmp" "$out"
   say "etcd ready: $out"
 }
@@ -151,7 +154,7 @@ GO
   # go get resolves exactly the packages main.go imports; no `go mod tidy`,
   # which would also fetch every dependency of CoreDNS's own tests.
   (cd "$m" && with_heartbeat "resolving coredns dependencies" go get "github.com/coredns/coredns@$COREDNS_VERSION")
-  (cd "$m" && with_heartbeat "compiling coredns" go build -trimpath -ldflags "-s -w" -o "$out.tmp" .)
+  (cd "$m" && with_heartbeat "compiling coredns" go build -trimpath "$nodwarf" -ldflags "-s -w" -o "$out.tmp" .)
   # `coredns -version` prints CoreDNS-<version>; cached() checks it next time.
   cached "$out.tmp" "${COREDNS_VERSION#v}" || { say "built coredns does not report version ${COREDNS_VERSION#v}"; exit 1; }
   mv "$out.tmp" "$out"
@@ -181,7 +184,7 @@ build_traefik() {
     sed -n '/^replace (/,/^)/p; /^replace [^(]/p; /^exclude /p' "$modfile"
   } >"$m/go.mod"
   (cd "$m" && with_heartbeat "resolving traefik dependencies" go get "github.com/traefik/traefik/v3/cmd/traefik@$TRAEFIK_VERSION")
-  (cd "$m" && with_heartbeat "compiling traefik" go build -trimpath -o "$out.tmp" \
+  (cd "$m" && with_heartbeat "compiling traefik" go build -trimpath "$nodwarf" -o "$out.tmp" \
     -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=${TRAEFIK_VERSION#v}" \
     github.com/traefik/traefik/v3/cmd/traefik)
   traefik_is "$out.tmp" || { say "built traefik does not report version ${TRAEFIK_VERSION#v}"; exit 1; }
@@ -212,7 +215,7 @@ build_gitea() {
     -replace gitea.dev/actions-proto-go=code.gitea.io/actions-proto-go@v0.6.0 \
     -replace gitea.dev/sdk=code.gitea.io/sdk@v1.2.0 \
     -replace gitlab.com/gitlab-org/api/client-go/v2=gitlab.com/gitlab-org/api/client-go/v2@v2.43.0)
-  (cd "$m/src" && with_heartbeat "compiling gitea" go build -trimpath -o "$out.tmp" \
+  (cd "$m/src" && with_heartbeat "compiling gitea" go build -trimpath "$nodwarf" -o "$out.tmp" \
     -ldflags "-s -w -X main.Version=${GITEA_VERSION#v}" .)
   rm -rf "$dir/gitea/options" "$dir/gitea/templates"
   mkdir -p "$dir/gitea"
@@ -222,15 +225,43 @@ build_gitea() {
   say "gitea ready: $out"
 }
 
-for w in $WHAT; do
-  case $w in
-    kube-apiserver | kube-controller-manager | kube-proxy) build_k8s "$w" ;;
-    "$oldest_apiserver") build_k8s kube-apiserver "$K8S_OLDEST_VERSION" "$w" ;;
+build_one() {
+  case $1 in
+    kube-apiserver | kube-controller-manager | kube-proxy) build_k8s "$1" ;;
+    "$oldest_apiserver") build_k8s kube-apiserver "$K8S_OLDEST_VERSION" "$1" ;;
     etcd) build_etcd ;;
     coredns) build_coredns ;;
     traefik) build_traefik ;;
     gitea) build_gitea ;;
-    *) say "unknown binary $w"; exit 2 ;;
+  esac
+}
+
+# lane BIN...: builds one after another, in a subshell of its own.
+lane() (
+  for w in "$@"; do
+    build_one "$w"
+  done
+)
+
+# Two lanes at once. One go build leaves a core idle for much of its time
+# (resolving modules, waiting on a package's dependencies, the
+# single-threaded link), so a second fills it: cold on 2 cores, the eight
+# builds take about a fifth less than in a row. The current Kubernetes
+# binaries share one lane, and so one throwaway module and their packages.
+lane_a=() lane_b=()
+for w in $WHAT; do
+  case $w in
+    kube-apiserver | kube-controller-manager | kube-proxy | traefik) lane_a+=("$w") ;;
+    "$oldest_apiserver" | etcd | coredns | gitea) lane_b+=("$w") ;;
+    *) say "unknown binary $w (WHAT: any of kube-apiserver $oldest_apiserver etcd coredns kube-controller-manager kube-proxy traefik gitea)"; exit 2 ;;
   esac
 done
+lane "${lane_a[@]}" &
+pid_a=$!
+lane "${lane_b[@]}" &
+pid_b=$!
+rc=0
+wait "$pid_a" || rc=1
+wait "$pid_b" || rc=1
+[ "$rc" -eq 0 ] || { say "a build failed (above)"; exit 1; }
 echo "$dir"
