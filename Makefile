@@ -53,7 +53,7 @@ help: ## list the targets
 testbin: ## build kube-apiserver (the current and the oldest supported), etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea into TESTBIN (once; a no-op when cached), install nftables for the lab, Node and Mermaid's parser for the diagram checks, Chromium, playwright-core and Gitea's web frontend for the browser check
 	@test -n '$(TESTBIN)' || { echo 'TESTBIN is empty' >&2; exit 1; }
 	@test -x '$(TESTBIN)/kube-apiserver' -a -x '$(TESTBIN)/$(OLDEST_APISERVER)' -a -x '$(TESTBIN)/etcd' -a -x '$(TESTBIN)/coredns' -a -x '$(TESTBIN)/kube-controller-manager' -a -x '$(TESTBIN)/kube-proxy' -a -x '$(TESTBIN)/traefik' -a -x '$(TESTBIN)/gitea/gitea' || \
-		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea from source into $(TESTBIN) (~30 min on 2 cores, once per machine); this is why it is slow.'
+		echo 'make: first run: building kube-apiserver, etcd, coredns, kube-controller-manager, kube-proxy, traefik and gitea from source into $(TESTBIN) (~21 min on 2 cores, two at a time, once per machine); this is why it is slow.'
 	@K8S_OLDEST_VERSION='$(K8S_OLDEST_VERSION)' bash test/testbin/build.sh '$(TESTBIN)' >/dev/null
 	@bash test/testbin/hosttools.sh
 	@bash test/testbin/mermaid.sh '$(TESTBIN)'
