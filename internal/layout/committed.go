@@ -56,6 +56,34 @@ var KeptFiles = []string{GatewaysFile, ReviewFile}
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.
 func ReadCommitted(files map[string][]byte) (*Committed, error) {
+	return readCommitted(files, nil)
+}
+
+// ReadCommittedAfter is ReadCommitted(files) for a tree that differs from
+// the one prev was read from only at the paths in changed (written or
+// removed): a service's report whose file did not change is prev's, not
+// parsed again. The loop reads its own commits back through it: parsing
+// every report was a fifth of a one-change cycle at 20 members x 1,000
+// services. prev is shared, not copied, and neither may be modified.
+func ReadCommittedAfter(prev *Committed, files map[string][]byte, changed map[string]bool) (*Committed, error) {
+	byName := make(map[[2]string]int, len(prev.Report.Services))
+	for i, s := range prev.Report.Services {
+		byName[[2]string{s.Namespace, s.Name}] = i
+	}
+	return readCommitted(files, func(p string) (render.ServiceReport, bool) {
+		if changed[p] {
+			return render.ServiceReport{}, false
+		}
+		ns, name, _ := serviceStatus(p)
+		i, ok := byName[[2]string{ns, name}]
+		if !ok {
+			return render.ServiceReport{}, false
+		}
+		return prev.Report.Services[i], true
+	})
+}
+
+func readCommitted(files map[string][]byte, known func(path string) (render.ServiceReport, bool)) (*Committed, error) {
 	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{},
 		Records: map[string][]byte{}}
 	if files == nil {
@@ -76,7 +104,7 @@ func ReadCommitted(files map[string][]byte) (*Committed, error) {
 	if c.Review, err = ParseReviewState(files[ReviewFile]); err != nil {
 		return nil, err
 	}
-	if c.Report, err = ReadReport(files); err != nil {
+	if c.Report, err = readReport(files, known); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return c, nil

@@ -32,6 +32,12 @@ func ParseServiceReport(data []byte) (*render.ServiceReport, error) {
 // commit's tree can be passed. Warnings are not stored per file and come
 // back empty; Gateways come from status/gateways.yaml.
 func ReadReport(files map[string][]byte) (*render.Report, error) {
+	return readReport(files, nil)
+}
+
+// readReport is ReadReport taking each service's report from known
+// instead, when known has it.
+func readReport(files map[string][]byte, known func(path string) (render.ServiceReport, bool)) (*render.Report, error) {
 	gws, err := readGateways(files)
 	if err != nil {
 		return nil, err
@@ -41,6 +47,12 @@ func ReadReport(files map[string][]byte) (*render.Report, error) {
 		ns, name, ok := serviceStatus(p)
 		if !ok {
 			continue
+		}
+		if known != nil {
+			if s, ok := known(p); ok {
+				r.Services = append(r.Services, s)
+				continue
+			}
 		}
 		s, err := ParseServiceReport(data)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
@@ -43,6 +44,35 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
 	}
 	l.committed, l.committedAt = c, head
 	return c, nil
+}
+
+// advanceCommitted makes commit, which this loop just made of files on
+// top of parent, the committed state the next cycle renders on, without
+// reading it back from Git: only the reports whose files c says changed
+// are parsed (layout.ReadCommittedAfter gives what ReadCommitted of the
+// commit gives). Anything else (no state for parent, a report that does
+// not parse) leaves the next cycle to read the commit as before.
+func (l *Loop) advanceCommitted(parent, commit plumbing.Hash, files map[string][]byte, c *gitsync.Changes) {
+	if c == nil {
+		return
+	}
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	if l.committed == nil || l.committedAt != parent {
+		return
+	}
+	changed := make(map[string]bool, len(c.Written)+len(c.Removed))
+	for _, p := range c.Written {
+		changed[p] = true
+	}
+	for _, p := range c.Removed {
+		changed[p] = true
+	}
+	next, err := layout.ReadCommittedAfter(l.committed, files, changed)
+	if err != nil {
+		return
+	}
+	l.committed, l.committedAt = next, commit
 }
 
 func (l *Loop) loadCommitted(head plumbing.Hash) (*layout.Committed, error) {

@@ -242,8 +242,9 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	t := l.Config.Spec.Sync.Timings()
 	var (
-		last    *tree
-		lastMsg string
+		last        *tree
+		lastMsg     string
+		lastChanges *gitsync.Changes
 	)
 	hash, changed, err := gitsync.Publish(ctx, l.Repo, t.PushRetries,
 		func(ctx context.Context) (map[string][]byte, []string, gitsync.Message, error) {
@@ -271,9 +272,9 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			last, lastMsg = tr, ""
+			last, lastMsg, lastChanges = tr, "", nil
 			return tr.files, layout.Roots, func(c *gitsync.Changes) string {
-				lastMsg = tr.message(c)
+				lastMsg, lastChanges = tr.message(c), c
 				return lastMsg
 			}, nil
 		})
@@ -283,6 +284,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	if changed {
 		l.setUnchanged(nil)
+		l.advanceCommitted(rs.head, hash, last.files, lastChanges)
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 	}
