@@ -6,17 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // stage brings the index in line with the commit just made, touching
 // only the entries of changed and removed paths, so `git status` (and
 // go-git's own reset) see a clean tree without rehashing every file.
 func (r *Repo) stage(d *headDiff) error {
-	idx, err := r.repo.Storer.Index()
+	idx, err := r.index()
 	if err != nil {
 		return err
 	}
@@ -47,7 +49,46 @@ func (r *Repo) stage(d *headDiff) error {
 	idx.Cache = nil
 	idx.ResolveUndo = nil
 	idx.EndOfIndexEntry = nil
-	return r.repo.Storer.SetIndex(idx)
+	if err := r.repo.Storer.SetIndex(idx); err != nil {
+		r.indexCache = indexCache{}
+		return err
+	}
+	r.indexCache = indexCache{}
+	if fi, err := r.indexFile(); err == nil {
+		r.indexCache = indexCache{idx: idx, size: fi.Size(), mod: fi.ModTime()}
+	}
+	return nil
+}
+
+// indexCache is the index this Repo last wrote, decoded, with the index
+// file's size and modification time right after the write. While the file
+// still shows them, stage starts from it rather than decoding the file
+// again: 0.2 s a commit at 100,000 entries. Anything else that writes the
+// index (a reset, a checkout, git in a shell) changes them.
+type indexCache struct {
+	idx  *index.Index
+	size int64
+	mod  time.Time
+}
+
+// index is the repository's index, from indexCache when it still holds.
+func (r *Repo) index() (*index.Index, error) {
+	if c := r.indexCache; c.idx != nil {
+		if fi, err := r.indexFile(); err == nil && fi.Size() == c.size && fi.ModTime().Equal(c.mod) {
+			return c.idx, nil
+		}
+	}
+	r.indexCache = indexCache{}
+	return r.repo.Storer.Index()
+}
+
+// indexFile stats the index file of a repository stored on disk.
+func (r *Repo) indexFile() (os.FileInfo, error) {
+	fs, ok := r.repo.Storer.(*filesystem.Storage)
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	return os.Stat(filepath.Join(fs.Filesystem().Root(), "index"))
 }
 
 func (r *Repo) indexEntry(repoPath string, h plumbing.Hash) (*index.Entry, error) {
