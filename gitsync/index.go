@@ -49,11 +49,10 @@ func (r *Repo) stage(d *headDiff) error {
 	idx.Cache = nil
 	idx.ResolveUndo = nil
 	idx.EndOfIndexEntry = nil
+	r.indexCache = indexCache{}
 	if err := r.repo.Storer.SetIndex(idx); err != nil {
-		r.indexCache = indexCache{}
 		return err
 	}
-	r.indexCache = indexCache{}
 	if fi, err := r.indexFile(); err == nil {
 		r.indexCache = indexCache{idx: idx, size: fi.Size(), mod: fi.ModTime()}
 	}

@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
@@ -63,12 +62,8 @@ func onlyRenderer(out string, src *sourceFlags) *rendererChange {
 	if err != nil {
 		return nil
 	}
-	// The inputs first: a pull request that changed them is the common
-	// stale tree, and they are the smaller half.
-	for _, roots := range [][]string{{layout.ConfigFile, layout.InputsDir}, layout.RenderRoots} {
-		if _, changes, err := gitsync.DiffTree(out, under(files, roots), roots); err != nil || !changes.Empty() {
-			return nil
-		}
+	if _, changes, err := gitsync.DiffTree(out, files, layout.Roots); err != nil || !changes.Empty() {
+		return nil
 	}
 	return &rendererChange{Commit: commit.String(), RenderedBy: by.Describe(), This: this.Describe()}
 }
@@ -85,18 +80,4 @@ func sameFile(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
-}
-
-// under is the files at or under roots.
-func under(files map[string][]byte, roots []string) map[string][]byte {
-	out := map[string][]byte{}
-	for p, b := range files {
-		for _, r := range roots {
-			if p == r || strings.HasPrefix(p, r+"/") {
-				out[p] = b
-				break
-			}
-		}
-	}
-	return out
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/internal/rerender"
@@ -127,15 +126,9 @@ func (l *Loop) rerender(h plumbing.Hash, files map[string][]byte) (map[string][]
 	inputs := map[string][]byte{}
 	for _, s := range w.Snapshots {
 		// Before Render, which drops a stale member's exports from s.
-		b := w.Committed.Inputs[s.Member]
-		parts, err := layout.InputFiles(s.Member, b)
+		parts, b, err := inputParts(s, w.Committed.Inputs[s.Member])
 		if err != nil {
-			if b, err = snapshot.Format(s); err == nil {
-				parts, err = layout.InputFiles(s.Member, b)
-			}
-			if err != nil {
-				return nil, "", nil, fmt.Errorf("commit %s: member %q: %w", short, s.Member, err)
-			}
+			return nil, "", nil, fmt.Errorf("commit %s: member %q: %w", short, s.Member, err)
 		}
 		maps.Copy(next, parts)
 		inputs[layout.InputFile(s.Member)] = b

@@ -192,17 +192,9 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 				return nil, fmt.Errorf("render: %w", err)
 			}
 		}
-		parts, err := layout.InputFiles(s.Member, b)
+		parts, b, err := inputParts(s, b)
 		if err != nil {
-			// A snapshot committed before snapshots were split (a stand-in
-			// from an older commit) is one stream without part markers:
-			// formatted again, it is laid out like the others.
-			if b, err = snapshot.Format(s); err == nil {
-				parts, err = layout.InputFiles(s.Member, b)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("render: %w", err)
-			}
+			return nil, fmt.Errorf("render: %w", err)
 		}
 		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
@@ -279,4 +271,23 @@ func guardOf(cfg *v1alpha1.ClusterSet) snapshot.Guard {
 		out.Released[r.Member] = r.Digest
 	}
 	return out
+}
+
+// inputParts lays out member s's snapshot, formatted as b, as the files of
+// inputs/<member>/, and returns them with the bytes they join to (what
+// the Snapshot-Digest hashes). A snapshot committed before snapshots were
+// split (a stand-in from an older commit) is one stream without part
+// markers: formatted again, it is laid out like the others.
+func inputParts(s *snapshot.Snapshot, b []byte) (map[string][]byte, []byte, error) {
+	parts, err := layout.InputFiles(s.Member, b)
+	if err == nil {
+		return parts, b, nil
+	}
+	if b, err = snapshot.Format(s); err != nil {
+		return nil, nil, err
+	}
+	if parts, err = layout.InputFiles(s.Member, b); err != nil {
+		return nil, nil, err
+	}
+	return parts, b, nil
 }
