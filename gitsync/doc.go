@@ -22,8 +22,10 @@
 //     for the last known inputs), never the worktree.
 //   - Commit decides "changed" by comparing blob hashes of the rendered
 //     files with the HEAD tree (cached between commits), not by
-//     Worktree.Status; it stages only changed and removed paths, reuses
+//     Worktree.Status; it writes only changed and removed paths, reuses
 //     untouched subtrees, and commits as Options.Author at Options.Clock.
+//     It leaves the index behind: SyncIndex stages what commits changed
+//     since, when the caller is idle (and ResetToRemote before a reset).
 //   - Push reports a non-fast-forward rejection as ErrPushRejected;
 //     ResetToRemote fetches and hard-resets; Publish runs produce, Commit,
 //     Push with bounded fetch/reset/re-render retries.

@@ -3,6 +3,7 @@
 package gitsync
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,19 +15,58 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// stage brings the index in line with the commit just made, touching
-// only the entries of changed and removed paths, so `git status` (and
-// go-git's own reset) see a clean tree without rehashing every file.
-func (r *Repo) stage(d *headDiff) error {
+// unstaged are the paths commits changed or removed since the index was
+// last written. Commit does not write the index: encoding it is most of a
+// commit's cost at scale (0.14 s at 80,000 entries) and nothing the loop
+// does reads it, so SyncIndex writes it when the loop is idle, and
+// ResetToRemote before go-git's reset reads it.
+type unstaged struct {
+	changed map[string]plumbing.Hash
+	removed map[string]bool
+}
+
+func (u *unstaged) add(d *headDiff) {
+	if u.changed == nil {
+		u.changed, u.removed = map[string]plumbing.Hash{}, map[string]bool{}
+	}
+	for _, p := range d.changed {
+		u.changed[p] = d.hashes[p]
+		delete(u.removed, p)
+	}
+	for _, p := range d.removed {
+		u.removed[p] = true
+		delete(u.changed, p)
+	}
+}
+
+func (u *unstaged) empty() bool { return len(u.changed) == 0 && len(u.removed) == 0 }
+
+// SyncIndex brings the index in line with the last commit: the entries
+// of the paths commits changed or removed since it was last written, and
+// nothing else, so `git status` in the worktree (and go-git's own reset)
+// see a clean tree without rehashing every file. A person's staged change
+// to another path stays staged. Nothing to do costs nothing.
+func (r *Repo) SyncIndex() error {
+	if r.unstaged.empty() {
+		return nil
+	}
+	if err := r.stage(&r.unstaged); err != nil {
+		return fmt.Errorf("updating the index of %s: %w", r.root, err)
+	}
+	r.unstaged = unstaged{}
+	return nil
+}
+
+func (r *Repo) stage(u *unstaged) error {
 	idx, err := r.index()
 	if err != nil {
 		return err
 	}
-	drop := make(map[string]bool, len(d.removed)+len(d.changed))
-	for _, p := range d.removed {
+	drop := make(map[string]bool, len(u.removed)+len(u.changed))
+	for p := range u.removed {
 		drop[r.repoPath(p)] = true
 	}
-	for _, p := range d.changed {
+	for p := range u.changed {
 		drop[r.repoPath(p)] = true
 	}
 	kept := idx.Entries[:0]
@@ -36,8 +76,8 @@ func (r *Repo) stage(d *headDiff) error {
 		}
 	}
 	idx.Entries = kept
-	for _, p := range d.changed {
-		e, err := r.indexEntry(r.repoPath(p), d.hashes[p])
+	for p, h := range u.changed {
+		e, err := r.indexEntry(r.repoPath(p), h)
 		if err != nil {
 			return err
 		}

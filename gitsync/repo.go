@@ -71,8 +71,10 @@ type Repo struct {
 	// cache holds the blob hashes of the HEAD tree under the roots last
 	// asked for, so the steady state does not re-read the tree.
 	cache headCache
-	// indexCache is the index stage last wrote (index.go).
+	// indexCache is the index stage last wrote, unstaged what commits
+	// changed since (index.go).
 	indexCache indexCache
+	unstaged   unstaged
 	// mirrored is the commit whose files the worktree is known to hold
 	// under the roots of mirroredRoots, because Commit wrote them: the next
 	// Commit on top of it writes only what it changes. Zero after Open and

@@ -82,9 +82,9 @@ func StaticMessage(msg string) Message { return func(*Changes) string { return m
 
 // Commit makes roots under Dir() hold exactly files and commits the result
 // on Branch when any blob differs from the HEAD commit; msg is called once,
-// with that difference, only when there is one. Only the changed and
-// removed paths are staged; author and committer are Options.Author at
-// Options.Clock(). When nothing changed it returns the current head and
+// with that difference, only when there is one. The index is left for
+// SyncIndex to bring up to date; author and committer are Options.Author
+// at Options.Clock(). When nothing changed it returns the current head and
 // changed=false without committing.
 //
 // The difference is computed once, from blob hashes of files against the
@@ -138,9 +138,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plu
 	}
 	r.cache.advance(hash, d)
 	r.mirrored = hash
-	if err := r.stage(d); err != nil {
-		return hash, true, fmt.Errorf("committed %s but updating the index failed: %w", hash, err)
-	}
+	r.unstaged.add(d)
 	r.opts.Log.Info("git commit", "commit", hash.String()[:12], "branch", r.opts.Branch,
 		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(message))
 	return hash, true, nil

@@ -126,6 +126,11 @@ func (r *Repo) ResetToRemote(ctx context.Context) error {
 		}
 	}
 	r.mirrored = plumbing.ZeroHash
+	// go-git's reset starts from the index: one that describes HEAD keeps
+	// it from rehashing every file.
+	if err := r.SyncIndex(); err != nil {
+		return err
+	}
 	if err := r.wt.Reset(&git.ResetOptions{Commit: remote, Mode: git.HardReset}); err != nil {
 		return fmt.Errorf("resetting %s to %s/%s (%s): %w", r.root, remoteName, r.opts.Branch, remote, err)
 	}

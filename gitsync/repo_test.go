@@ -149,8 +149,9 @@ func TestCommitOnlyWhenChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, files, got, "the commit holds exactly the rendered files")
 
-	// The index matches the commit: git itself sees only the untracked
-	// README, and go-git's status agrees.
+	// Once synced, the index matches the commit: git itself sees only the
+	// untracked README, and go-git's status agrees.
+	require.NoError(t, r.SyncIndex())
 	if gitBin, err := exec.LookPath("git"); err == nil {
 		out, err := exec.Command(gitBin, "-C", r.root, "status", "--porcelain").CombinedOutput()
 		require.NoError(t, err, string(out))

@@ -67,176 +67,224 @@ type ImportKey struct {
 
 // RenderWith is Render with the options a review-mode commit needs.
 func RenderWith(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Options) (*Output, error) {
-	committed := opts.Committed
-	members, warnings, err := resolveMembers(cfg, snaps)
+	p, err := Prepare(cfg, snaps, opts)
 	if err != nil {
 		return nil, err
 	}
-	apiVersion := string(cfg.Spec.Render.ServiceImportAPIVersion)
-	if apiVersion == "" {
-		apiVersion = string(v1alpha1.ServiceImportV1Alpha1)
+	services := make([]*ServiceOutput, p.Len())
+	for i := range services {
+		services[i] = p.Service(i)
 	}
-	out := &Output{Report: Report{Warnings: warnings, Services: []ServiceReport{}}}
-	objs := make([][]Object, len(members))
-	// gwListeners are, per member, the listeners of its exports that its
-	// own Gateway declares (tcpListeners: Gateway).
-	gwListeners := make([][]gatewayv1.Listener, len(members))
-	createdNS := make([]map[string]bool, len(members))
-	index := map[*member]int{}
-	byKey := map[string]*member{}
-	for i, m := range members {
-		createdNS[i] = map[string]bool{}
-		index[m] = i
-		byKey[m.key] = m
-	}
-	keys := sortedKeys(collectExports(members))
-	plan := planGateways(members, keys, committed)
-	out.Report.Gateways = plan.reports
+	return p.Assemble(services), nil
+}
 
-	for _, key := range keys {
-		exports := key.exports
-		sort.SliceStable(exports, func(i, j int) bool { return exports[i].olderThan(exports[j]) })
-		rep := ServiceReport{Namespace: key.ns, Name: key.name}
-		var valid []*export
-		invalid := map[*export][]Condition{}
-		for _, e := range exports {
-			switch {
-			case len(e.rejected) > 0:
-				invalid[e] = invalidConditions(ReasonUnloadable, fmt.Sprintf("member %s holds objects of this export that mcs-gitops cannot load, so it is left out: %s",
-					e.m.name, strings.Join(e.rejected, "; ")))
-			case e.svc == nil:
-				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonNoService,
-					fmt.Sprintf("member %s has no Service %s/%s to export", e.m.name, key.ns, key.name))
-			case e.svc.Spec.Type == "ExternalName":
-				invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonInvalidServiceType,
-					"Service is of type ExternalName, which KEP-1645 does not export")
-			default:
-				valid = append(valid, e)
+// Service renders the i-th service (in Key order): its report and its
+// objects in every member.
+func (p *Prepared) Service(i int) *ServiceOutput {
+	key := p.keys[i]
+	members, plan, index := p.members, p.plan, p.index
+	out := &ServiceOutput{Objects: make([][]Object, len(members))}
+	objs := out.Objects
+	exports := slices.Clone(key.exports)
+	sort.SliceStable(exports, func(i, j int) bool { return exports[i].olderThan(exports[j]) })
+	rep := ServiceReport{Namespace: key.ns, Name: key.name}
+	var valid []*export
+	invalid := map[*export][]Condition{}
+	for _, e := range exports {
+		switch {
+		case len(e.rejected) > 0:
+			invalid[e] = invalidConditions(ReasonUnloadable, fmt.Sprintf("member %s holds objects of this export that mcs-gitops cannot load, so it is left out: %s",
+				e.m.name, strings.Join(e.rejected, "; ")))
+		case e.svc == nil:
+			invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonNoService,
+				fmt.Sprintf("member %s has no Service %s/%s to export", e.m.name, key.ns, key.name))
+		case e.svc.Spec.Type == "ExternalName":
+			invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonInvalidServiceType,
+				"Service is of type ExternalName, which KEP-1645 does not export")
+		default:
+			valid = append(valid, e)
+		}
+	}
+	var mg *merged
+	var sv *svc
+	var unreached map[*export][]string
+	if len(valid) > 0 {
+		mg = merge(valid)
+		rep.Type = string(mg.importType)
+		rep.Import = importSpec(mg)
+		rep.Endpoints = map[string]int{}
+		sv = newSvc(key.ns, key.name, mg, valid, plan)
+		if len(mg.conflicts) > 0 {
+			rep.Winner = mg.winner.m.name
+		}
+		var contributors []string
+		for _, e := range valid {
+			// An export whose every port lost a conflict serves nothing:
+			// it is not a source of the import, and its endpoints are
+			// not capacity.
+			if !sv.servesNothing(e) {
+				contributors = append(contributors, e.m.clusterID)
+				rep.Endpoints[e.m.name] += e.ready
+			}
+			// An export its gateway cannot carry stays valid for the
+			// members that reach it directly; see svc.endpoints.
+			if r := plan.routes[e]; r != nil && r.invalid == nil {
+				i := index[e.m]
+				objs[i] = append(objs[i], r.exportObjects()...)
+				if l := r.gatewayListeners(); len(l) > 0 {
+					if out.listeners == nil {
+						out.listeners = make([][]gatewayv1.Listener, len(members))
+					}
+					out.listeners[i] = append(out.listeners[i], l...)
+				}
 			}
 		}
-		var mg *merged
-		var sv *svc
-		var unreached map[*export][]string
-		if len(valid) > 0 {
-			mg = merge(valid)
-			rep.Type = string(mg.importType)
-			rep.Import = importSpec(mg)
-			rep.Endpoints = map[string]int{}
-			sv = newSvc(key.ns, key.name, mg, valid, plan)
-			if len(mg.conflicts) > 0 {
-				rep.Winner = mg.winner.m.name
+		sort.Strings(contributors)
+		rep.PartialPorts = sv.partialPorts(valid)
+		if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
+			sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
+				mg.winner.m.name, strings.Join(reserved, ", "))
+		}
+		for i, m := range members {
+			if p.held[ImportKey{Member: m.name, Namespace: key.ns, Name: key.name}] {
+				rep.HeldImports = append(rep.HeldImports, m.name)
+				continue
 			}
-			var contributors []string
-			for _, e := range valid {
-				// An export whose every port lost a conflict serves nothing:
-				// it is not a source of the import, and its endpoints are
-				// not capacity.
-				if !sv.servesNothing(e) {
-					contributors = append(contributors, e.m.clusterID)
-					rep.Endpoints[e.m.name] += e.ready
-				}
-				// An export its gateway cannot carry stays valid for the
-				// members that reach it directly; see svc.endpoints.
-				if r := plan.routes[e]; r != nil && r.invalid == nil {
-					i := index[e.m]
-					objs[i] = append(objs[i], r.exportObjects()...)
-					gwListeners[i] = append(gwListeners[i], r.gatewayListeners()...)
-				}
-			}
-			sort.Strings(contributors)
-			rep.PartialPorts = sv.partialPorts(valid)
-			if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
-				sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
-					mg.winner.m.name, strings.Join(reserved, ", "))
-			}
-			for i, m := range members {
-				if opts.Held[ImportKey{Member: m.name, Namespace: key.ns, Name: key.name}] {
-					rep.HeldImports = append(rep.HeldImports, m.name)
+			if !m.namespaces[key.ns] {
+				if !p.cfg.Spec.Render.CreateMissingNamespaces {
+					rep.MissingNamespace = append(rep.MissingNamespace, m.name)
 					continue
 				}
-				if !m.namespaces[key.ns] {
-					if !cfg.Spec.Render.CreateMissingNamespaces {
-						rep.MissingNamespace = append(rep.MissingNamespace, m.name)
-						continue
-					}
-					rep.CreatedNamespace = append(rep.CreatedNamespace, m.name)
-					if !createdNS[i][key.ns] {
-						createdNS[i][key.ns] = true
-						objs[i] = append(objs[i], Object{Path: key.ns + "/namespace.yaml", Object: namespaceObject(key.ns)})
-					}
-				}
-				rep.ImportedBy = append(rep.ImportedBy, m.name)
-				families, ok := m.servedFamilies(mg.families)
-				if !ok {
-					// The import still tells the member's users the service
-					// exists and why they cannot reach it; a derived Service
-					// in a family the member lacks would be refused.
-					objs[i] = append(objs[i], Object{Path: sv.dir + "serviceimport.yaml",
-						Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors, mg.families)})
-					msg := fmt.Sprintf("member %s serves only %s and the service only %s: it gets no derived Service and no endpoints",
-						m.name, familyList(m.families), familyList(mg.families))
-					rep.NotServed = append(rep.NotServed, NotServed{Member: m.name, Reason: ReasonIPFamilyNotSupported, Message: msg})
-					sv.warn("%s", msg)
-					continue
-				}
-				objs[i] = append(objs[i],
-					Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(apiVersion, key.ns, key.name, sv.derived, mg, contributors, families)},
-					Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg, families)},
-				)
-				ch := choose(m, valid, byKey, m.policies[key.ns+"/"+key.name])
-				weighted := false
-				if ch.weights != nil {
-					wobjs, weights, why := sv.weighted(m, ch)
-					if weighted = why == ""; weighted {
-						objs[i] = append(objs[i], wobjs...)
-						ch.report.Weights = weights
-					} else {
-						ch.report.weightsNotApplied(why)
-					}
-				}
-				if ch.report != nil {
-					rep.Policies = append(rep.Policies, *ch.report)
-				}
-				if !weighted {
-					for _, e := range ch.sources {
-						objs[i] = append(objs[i], sv.endpoints(m, e, sv.derived, sv.portNames)...)
-					}
+				rep.CreatedNamespace = append(rep.CreatedNamespace, m.name)
+			}
+			rep.ImportedBy = append(rep.ImportedBy, m.name)
+			families, ok := m.servedFamilies(mg.families)
+			if !ok {
+				// The import still tells the member's users the service
+				// exists and why they cannot reach it; a derived Service
+				// in a family the member lacks would be refused.
+				objs[i] = append(objs[i], Object{Path: sv.dir + "serviceimport.yaml",
+					Object: serviceImport(p.apiVersion, key.ns, key.name, sv.derived, mg, contributors, mg.families)})
+				msg := fmt.Sprintf("member %s serves only %s and the service only %s: it gets no derived Service and no endpoints",
+					m.name, familyList(m.families), familyList(mg.families))
+				rep.NotServed = append(rep.NotServed, NotServed{Member: m.name, Reason: ReasonIPFamilyNotSupported, Message: msg})
+				sv.warn("%s", msg)
+				continue
+			}
+			objs[i] = append(objs[i],
+				Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(p.apiVersion, key.ns, key.name, sv.derived, mg, contributors, families)},
+				Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg, families)},
+			)
+			ch := choose(m, valid, p.byKey, m.policies[key.ns+"/"+key.name])
+			weighted := false
+			if ch.weights != nil {
+				wobjs, weights, why := sv.weighted(m, ch)
+				if weighted = why == ""; weighted {
+					objs[i] = append(objs[i], wobjs...)
+					ch.report.Weights = weights
+				} else {
+					ch.report.weightsNotApplied(why)
 				}
 			}
-			var importers []*member
-			for _, m := range members {
-				if slices.Contains(rep.ImportedBy, m.name) {
-					importers = append(importers, m)
+			if ch.report != nil {
+				rep.Policies = append(rep.Policies, *ch.report)
+			}
+			if !weighted {
+				for _, e := range ch.sources {
+					objs[i] = append(objs[i], sv.endpoints(m, e, sv.derived, sv.portNames)...)
 				}
 			}
-			sv.warnPartial(rep.PartialPorts, importers)
-			rep.Warnings = sv.sortedWarnings()
-			unreached = sv.unreached
 		}
-		for _, e := range exports {
-			er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
-			if er.Conditions == nil {
-				er.Conditions = mg.conditions(e, len(rep.ImportedBy), rep.PartialPorts)
-				if sv != nil && sv.servesNothing(e) {
-					er.Conditions = servesNothing(er.Conditions, mg, e)
-				}
-				if r := plan.routes[e]; r != nil && r.invalid != nil {
-					er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
-				}
+		var importers []*member
+		for _, m := range members {
+			if slices.Contains(rep.ImportedBy, m.name) {
+				importers = append(importers, m)
 			}
-			rep.Exports = append(rep.Exports, er)
 		}
-		out.Report.Services = append(out.Report.Services, rep)
+		sv.warnPartial(rep.PartialPorts, importers)
+		rep.Warnings = sv.sortedWarnings()
+		unreached = sv.unreached
 	}
-
-	for i, m := range members {
-		if len(gwListeners[i]) > 0 {
-			objs[i] = append(objs[i], m.gw.listenersObject(gwListeners[i]))
+	for _, e := range exports {
+		er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
+		if er.Conditions == nil {
+			er.Conditions = mg.conditions(e, len(rep.ImportedBy), rep.PartialPorts)
+			if sv != nil && sv.servesNothing(e) {
+				er.Conditions = servesNothing(er.Conditions, mg, e)
+			}
+			if r := plan.routes[e]; r != nil && r.invalid != nil {
+				er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
+			}
 		}
+		rep.Exports = append(rep.Exports, er)
+	}
+	out.Report = rep
+	return out
+}
+
+// Assemble makes the Output of every service's (in Key order): each
+// member's objects, with the member-level ones (MemberObjects), sorted by
+// path, and the report.
+func (p *Prepared) Assemble(services []*ServiceOutput) *Output {
+	out := &Output{Report: p.Report(services)}
+	objs := p.MemberObjects(services)
+	for _, s := range services {
+		for i := range objs {
+			objs[i] = append(objs[i], s.Objects[i]...)
+		}
+	}
+	for i, m := range p.members {
 		sort.Slice(objs[i], func(a, b int) bool { return objs[i][a].Path < objs[i][b].Path })
 		out.Members = append(out.Members, Member{Name: m.name, ClusterID: m.clusterID, Objects: objs[i]})
 	}
-	return out, nil
+	return out
+}
+
+// Report is the ClusterSet's report made of every service's (in Key
+// order).
+func (p *Prepared) Report(services []*ServiceOutput) Report {
+	r := Report{Warnings: p.warnings, Services: make([]ServiceReport, len(services)), Gateways: p.plan.reports}
+	for i, s := range services {
+		r.Services[i] = s.Report
+	}
+	return r
+}
+
+// MemberObjects are, per member, the objects that belong to no single
+// service: the Namespaces the services' imports need created there, and
+// the Gateway listeners of every export its own Gateway declares. They
+// depend on the services' outputs only through their reports and
+// listeners, so they are the same for an output taken from an earlier
+// render.
+func (p *Prepared) MemberObjects(services []*ServiceOutput) [][]Object {
+	objs := make([][]Object, len(p.members))
+	byName := make(map[string]int, len(p.members))
+	for i, m := range p.members {
+		byName[m.name] = i
+	}
+	created := make([]map[string]bool, len(p.members))
+	listeners := make([][]gatewayv1.Listener, len(p.members))
+	for _, s := range services {
+		for _, name := range s.Report.CreatedNamespace {
+			i := byName[name]
+			if created[i] == nil {
+				created[i] = map[string]bool{}
+			}
+			if ns := s.Report.Namespace; !created[i][ns] {
+				created[i][ns] = true
+				objs[i] = append(objs[i], Object{Path: ns + "/namespace.yaml", Object: namespaceObject(ns)})
+			}
+		}
+		for i, l := range s.listeners {
+			listeners[i] = append(listeners[i], l...)
+		}
+	}
+	for i, m := range p.members {
+		if len(listeners[i]) > 0 {
+			objs[i] = append(objs[i], m.gw.listenersObject(listeners[i]))
+		}
+	}
+	return objs
 }
 
 type serviceKey struct {

@@ -23,38 +23,43 @@ type gatewaysDoc struct {
 // are identical for identical input. Files with the same content may share
 // one byte slice: treat the values as read-only.
 func Files(out *render.Output) (map[string][]byte, error) {
-	// Every file is serialized on its own, so a fixed pool of workers does
-	// them in parallel; results land by index and the first error in the
-	// sequential order is the one returned, so neither bytes nor errors
-	// depend on scheduling.
 	var jobs []fileJob
 	for _, m := range out.Members {
 		resources := make([]string, 0, len(m.Objects))
 		for _, o := range m.Objects {
-			jobs = append(jobs, fileJob{path: MemberDir(m.Name) + o.Path, obj: o.Object, object: true,
-				member: m.Name, name: o.Path})
+			jobs = append(jobs, objectJob(m.Name, o))
 			resources = append(resources, o.Path)
 		}
-		jobs = append(jobs, fileJob{
-			path: MemberDir(m.Name) + "kustomization.yaml",
-			obj: map[string]any{
-				"apiVersion": "kustomize.config.k8s.io/v1beta1",
-				"kind":       "Kustomization",
-				"resources":  resources,
-			},
-			member: m.Name, name: "kustomization.yaml",
-		})
+		jobs = append(jobs, kustomizationJob(m.Name, resources))
 	}
 	for i := range out.Report.Services {
-		s := &out.Report.Services[i]
-		jobs = append(jobs, fileJob{path: ServiceStatusFile(s.Namespace, s.Name), obj: s,
-			name: s.Namespace + "/" + s.Name})
+		jobs = append(jobs, statusJob(&out.Report.Services[i]))
 	}
-
 	if len(out.Report.Gateways) > 0 {
-		jobs = append(jobs, fileJob{path: GatewaysFile, obj: gatewaysDoc{Gateways: out.Report.Gateways}, name: "gateways"})
+		jobs = append(jobs, gatewaysJob(out.Report.Gateways))
 	}
 
+	results, err := serialize(jobs)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string][]byte, len(jobs)+1)
+	for i, j := range jobs {
+		files[j.path] = results[i]
+	}
+	names := make([]string, len(out.Members))
+	for i, m := range out.Members {
+		names[i] = m.Name
+	}
+	files[SummaryFile] = []byte(Summary(&out.Report, names))
+	return files, nil
+}
+
+// serialize marshals every job. Every file is serialized on its own, so
+// a fixed pool of workers does them in parallel; results land by index
+// and the first error in the sequential order is the one returned, so
+// neither bytes nor errors depend on scheduling.
+func serialize(jobs []fileJob) ([][]byte, error) {
 	results := make([][]byte, len(jobs))
 	errs := make([]error, len(jobs))
 	cache := &yamlCache{m: map[string][]byte{}}
@@ -75,8 +80,6 @@ func Files(out *render.Output) (map[string][]byte, error) {
 		}()
 	}
 	wg.Wait()
-
-	files := make(map[string][]byte, len(jobs)+1)
 	for i, j := range jobs {
 		if err := errs[i]; err != nil {
 			if j.member == "" {
@@ -84,14 +87,34 @@ func Files(out *render.Output) (map[string][]byte, error) {
 			}
 			return nil, fmt.Errorf("member %q: %s: %w", j.member, j.name, err)
 		}
-		files[j.path] = results[i]
 	}
-	names := make([]string, len(out.Members))
-	for i, m := range out.Members {
-		names[i] = m.Name
+	return results, nil
+}
+
+func objectJob(member string, o render.Object) fileJob {
+	return fileJob{path: MemberDir(member) + o.Path, obj: o.Object, object: true, member: member, name: o.Path}
+}
+
+// kustomizationJob is a member's kustomization.yaml, listing resources
+// in the order given.
+func kustomizationJob(member string, resources []string) fileJob {
+	return fileJob{
+		path: MemberDir(member) + "kustomization.yaml",
+		obj: map[string]any{
+			"apiVersion": "kustomize.config.k8s.io/v1beta1",
+			"kind":       "Kustomization",
+			"resources":  resources,
+		},
+		member: member, name: "kustomization.yaml",
 	}
-	files[SummaryFile] = []byte(Summary(&out.Report, names))
-	return files, nil
+}
+
+func statusJob(s *render.ServiceReport) fileJob {
+	return fileJob{path: ServiceStatusFile(s.Namespace, s.Name), obj: s, name: s.Namespace + "/" + s.Name}
+}
+
+func gatewaysJob(gws []render.GatewayReport) fileJob {
+	return fileJob{path: GatewaysFile, obj: gatewaysDoc{Gateways: gws}, name: "gateways"}
 }
 
 // fileJob is one file of the rendered repository to serialize.

@@ -83,6 +83,11 @@ type Loop struct {
 	rendererChecked plumbing.Hash
 	// norm remembers each member's last normalized snapshot.
 	norm *snapshot.NormalizeCache
+	// renderer keeps what each service last rendered to, so a change
+	// renders and serializes only the services it touches; rendererMu
+	// serializes its use (a diff can render beside the cycle).
+	rendererMu sync.Mutex
+	renderer   *layout.Renderer
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
 

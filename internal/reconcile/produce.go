@@ -161,11 +161,25 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 		return l.renderReview(rs)
 	}
 	snaps := completeSnapshots(l.Config.MemberNames(), rs.res.Snapshots)
-	out, err := render.Render(l.Config, snaps, rs.prev.Report.Allocations())
+	l.rendererMu.Lock()
+	defer l.rendererMu.Unlock()
+	if l.renderer == nil {
+		l.renderer = &layout.Renderer{}
+	}
+	rendered, report, err := l.renderer.Render(l.Config, snaps, render.Options{Committed: rs.prev.Report.Allocations()})
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	return l.treeOf(rs, snaps, out, nil)
+	return l.treeOf(rs, snaps, rendered, report, nil)
+}
+
+// treeOfOutput is treeOf for a render.Output.
+func (l *Loop) treeOfOutput(rs *resolved, snaps []*snapshot.Snapshot, out *render.Output, st *layout.ReviewState) (*tree, error) {
+	rendered, err := layout.Files(out)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return l.treeOf(rs, snaps, rendered, &out.Report, st)
 }
 
 // treeOf lays one render out as the repository's tree: the config, the
@@ -173,7 +187,7 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 // members' health and, in review mode, status/review.yaml. A snapshot
 // review mode changed (a structural change held back) is committed as
 // changed, so the commit renders to itself (render --check).
-func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Output, st *layout.ReviewState) (*tree, error) {
+func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[string][]byte, report *render.Report, st *layout.ReviewState) (*tree, error) {
 	prev, res := rs.prev, rs.res
 	files := map[string][]byte{layout.ConfigFile: l.ConfigBytes}
 	inputs := map[string][]byte{}
@@ -199,10 +213,6 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
 	}
-	rendered, err := layout.Files(out)
-	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
-	}
 	for p, b := range rendered {
 		files[p] = b
 	}
@@ -215,7 +225,7 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, out *render.Outp
 		files[layout.ReviewFile] = b
 	}
 	return &tree{
-		files: files, report: &out.Report, prev: prev.Report,
+		files: files, report: report, prev: prev.Report,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),
 	}, nil
 }

@@ -101,7 +101,7 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	}
 	state := l.Review.State(prev.Review, plan)
 	propose.MarkPending(&plan.BranchOutput.Report, plan.Proposals, state)
-	t, err := l.treeOf(rs, plan.Branch.Snapshots, plan.BranchOutput, state)
+	t, err := l.treeOfOutput(rs, plan.Branch.Snapshots, plan.BranchOutput, state)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func (l *Loop) wroteProposal(name string) func(*object.Commit) bool {
 func (l *Loop) proposalTree(rv *reviewed, p *review.Proposal) (*tree, error) {
 	ps := propose.ProposalState(rv.state, p)
 	propose.MarkPending(&p.Output.Report, rv.proposals, ps)
-	return l.treeOf(rv.rs, p.World.Snapshots, p.Output, ps)
+	return l.treeOfOutput(rv.rs, p.World.Snapshots, p.Output, ps)
 }
 
 func (l *Loop) observeReview(st *layout.ReviewState) {

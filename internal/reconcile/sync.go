@@ -204,6 +204,15 @@ type published struct {
 	change *change.Set
 }
 
+// syncIndex stages what the commits since the last idle cycle changed
+// (gitsync.Repo.SyncIndex), now that a cycle has nothing to commit. A
+// failure leaves `git status` in the workdir unclean, not the cycle.
+func (l *Loop) syncIndex() {
+	if err := l.Repo.SyncIndex(); err != nil {
+		l.log().Warn("could not bring the index of the workdir up to date", "error", err.Error())
+	}
+}
+
 // publish renders on top of HEAD, commits and pushes when a byte changed,
 // and returns what to apply.
 //
@@ -237,6 +246,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		}
 	}
 	if u := l.lastUnchanged(rs); u != nil {
+		l.syncIndex()
 		l.recordPush(ctx, head, u.tree.files)
 		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report}, nil
 	}
@@ -287,6 +297,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		l.advanceCommitted(rs.head, hash, last.files, lastChanges)
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
+		l.syncIndex()
 	}
 	l.recordPush(ctx, hash, last.files)
 	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package layout
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
+	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// Renderer renders a ClusterSet and lays it out as Files does, call after
+// call, keeping for each service what it rendered to: its files' bytes and
+// its report, not its objects. A service whose render.Inputs are the Same
+// as at the last call (in the Same render.Context) is neither rendered nor
+// serialized again, so a change costs the services it touches and the
+// files that list every service (each member's kustomization.yaml when a
+// path came or went, status/SUMMARY.md), not the whole ClusterSet.
+//
+// What Render returns is what Files of render.RenderWith returns, byte for
+// byte; the bytes are shared with later calls and must not be modified.
+// The snapshots given must not be modified afterwards either: the inputs
+// kept point into them. Not safe for concurrent use.
+type Renderer struct {
+	ctx      render.Context
+	services map[string]*renderedService
+	// kustomizations are, per member, the last resources listed and the
+	// file's bytes.
+	kustomizations map[string]*renderedKustomization
+	// files is how many files the last call returned.
+	files int
+}
+
+// renderedService is what one service rendered to.
+type renderedService struct {
+	in  render.Inputs
+	out *render.ServiceOutput // without objects
+	// files are, per member, the service's files there: full paths, sorted.
+	files  [][]renderedFile
+	status []byte
+}
+
+type renderedFile struct {
+	path string // from the repository's root
+	rel  string // from the member's directory, as kustomization.yaml lists it
+	data []byte
+}
+
+type renderedKustomization struct {
+	resources []string
+	// memberFiles are the member-level files it lists (render.MemberObjects).
+	memberFiles []renderedFile
+	data        []byte
+}
+
+// Render renders cfg and snaps with opts and lays the output out.
+func (r *Renderer) Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts render.Options) (map[string][]byte, *render.Report, error) {
+	p, err := render.Prepare(cfg, snaps, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := p.Context()
+	prev := r.services
+	if !r.ctx.Same(ctx) {
+		prev = nil
+	}
+	members := p.Members()
+	var work serializing
+	// changed says, per member, that a path of a service came or went.
+	changed := make([]bool, len(members))
+	services := make(map[string]*renderedService, p.Len())
+	order := make([]*renderedService, p.Len())
+	outs := make([]*render.ServiceOutput, p.Len())
+	for i := range order {
+		ns, name := p.Key(i)
+		id := ns + "/" + name
+		in := p.Inputs(i)
+		old := prev[id]
+		s := old
+		if old == nil || !old.in.Same(in) {
+			s = r.renderService(p, i, in, members, &work)
+			for m := range members {
+				changed[m] = changed[m] || !samePaths(old, s, m)
+			}
+		}
+		services[id], order[i], outs[i] = s, s, s.out
+	}
+	for id, old := range prev {
+		if services[id] == nil {
+			for m := range members {
+				changed[m] = changed[m] || !samePaths(old, nil, m)
+			}
+		}
+	}
+
+	memberObjs := p.MemberObjects(outs)
+	memberFiles := make([][]renderedFile, len(members))
+	for m, objs := range memberObjs {
+		memberFiles[m] = make([]renderedFile, len(objs))
+		for j, o := range objs {
+			job := objectJob(members[m], o)
+			memberFiles[m][j] = renderedFile{path: job.path, rel: o.Path}
+			work.add(job, &memberFiles[m][j].data)
+		}
+	}
+	report := p.Report(outs)
+	var gateways []byte
+	if len(report.Gateways) > 0 {
+		work.add(gatewaysJob(report.Gateways), &gateways)
+	}
+	kustomizations := make(map[string]*renderedKustomization, len(members))
+	for m, name := range members {
+		k := r.kustomization(name, prev != nil && !changed[m], order, m, memberFiles[m])
+		if k.data == nil {
+			work.add(kustomizationJob(name, k.resources), &k.data)
+		}
+		kustomizations[name] = k
+	}
+	if err := work.run(); err != nil {
+		return nil, nil, err
+	}
+
+	files := make(map[string][]byte, r.files+1)
+	for i, s := range order {
+		for _, mf := range s.files {
+			for _, f := range mf {
+				files[f.path] = f.data
+			}
+		}
+		ns, name := p.Key(i)
+		files[ServiceStatusFile(ns, name)] = s.status
+	}
+	for _, mf := range memberFiles {
+		for _, f := range mf {
+			files[f.path] = f.data
+		}
+	}
+	for name, k := range kustomizations {
+		files[MemberDir(name)+"kustomization.yaml"] = k.data
+	}
+	if gateways != nil {
+		files[GatewaysFile] = gateways
+	}
+	files[SummaryFile] = []byte(Summary(&report, members))
+	r.ctx, r.services, r.kustomizations, r.files = ctx, services, kustomizations, len(files)
+	return files, &report, nil
+}
+
+// renderService renders the i-th service of p and queues its files.
+func (r *Renderer) renderService(p *render.Prepared, i int, in render.Inputs, members []string, work *serializing) *renderedService {
+	out := p.Service(i)
+	s := &renderedService{in: in, out: out.WithoutObjects(), files: make([][]renderedFile, len(members))}
+	for m, objs := range out.Objects {
+		if len(objs) == 0 {
+			continue
+		}
+		objs = slices.Clone(objs)
+		sort.Slice(objs, func(a, b int) bool { return objs[a].Path < objs[b].Path })
+		s.files[m] = make([]renderedFile, len(objs))
+		for j, o := range objs {
+			job := objectJob(members[m], o)
+			s.files[m][j] = renderedFile{path: job.path, rel: o.Path}
+			work.add(job, &s.files[m][j].data)
+		}
+	}
+	work.add(statusJob(&s.out.Report), &s.status)
+	return s
+}
+
+// kustomization is member m's kustomization.yaml: the last one when no
+// path of a service came or went (unchanged) and the member-level files
+// are the same, else a new list, serialized only when it differs.
+func (r *Renderer) kustomization(name string, unchanged bool, services []*renderedService, m int, memberFiles []renderedFile) *renderedKustomization {
+	old, had := r.kustomizations[name]
+	if had && unchanged && slices.EqualFunc(old.memberFiles, memberFiles, func(a, b renderedFile) bool { return a.rel == b.rel }) {
+		return old
+	}
+	resources := []string{} // an empty list is written as [], not null
+	if had {
+		resources = make([]string, 0, len(old.resources))
+	}
+	for _, f := range memberFiles {
+		resources = append(resources, f.rel)
+	}
+	for _, s := range services {
+		for _, f := range s.files[m] {
+			resources = append(resources, f.rel)
+		}
+	}
+	sort.Strings(resources)
+	k := &renderedKustomization{resources: resources, memberFiles: memberFiles}
+	if had && slices.Equal(old.resources, resources) {
+		k.data = old.data
+	}
+	return k
+}
+
+// samePaths reports whether services a and b (either nil: none) have the
+// same files in member m.
+func samePaths(a, b *renderedService, m int) bool {
+	var pa, pb []renderedFile
+	if a != nil && m < len(a.files) {
+		pa = a.files[m]
+	}
+	if b != nil && m < len(b.files) {
+		pb = b.files[m]
+	}
+	return slices.EqualFunc(pa, pb, func(x, y renderedFile) bool { return x.rel == y.rel })
+}
+
+// serializing collects files to serialize and where each one's bytes go.
+type serializing struct {
+	jobs []fileJob
+	dst  []*[]byte
+}
+
+func (s *serializing) add(j fileJob, dst *[]byte) {
+	s.jobs = append(s.jobs, j)
+	s.dst = append(s.dst, dst)
+}
+
+func (s *serializing) run() error {
+	results, err := serialize(s.jobs)
+	if err != nil {
+		return err
+	}
+	for i, b := range results {
+		*s.dst[i] = b
+	}
+	return nil
+}
