@@ -4,6 +4,7 @@ package gitsync
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,47 @@ func (r *Repo) Changes(files map[string][]byte, roots []string) (*Changes, error
 }
 
 func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []string) (*headDiff, error) {
+	base := r.committed
+	// The same map again may have been modified since: compared with
+	// itself it would say nothing changed.
+	if head.IsZero() || base.files == nil || base.commit != head || !slices.Equal(base.roots, roots) ||
+		reflect.ValueOf(files).UnsafePointer() == reflect.ValueOf(base.files).UnsafePointer() {
+		return r.diffAll(head, files, roots)
+	}
+	// files against the files head was committed from: only a path whose
+	// bytes are another slice can differ, and only one they lack is gone.
+	var candidates []string
+	found := 0
+	for p, b := range files {
+		old, ok := base.files[p]
+		if ok {
+			found++
+			if sameSlice(old, b) {
+				continue
+			}
+		}
+		if !underRoots(p, roots) {
+			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		}
+		candidates = append(candidates, p)
+	}
+	d, err := r.diffPaths(head, files, candidates, roots)
+	if err != nil {
+		return nil, err
+	}
+	if found < len(base.files) {
+		for p := range base.files {
+			if _, ok := files[p]; !ok {
+				d.removed = append(d.removed, p)
+			}
+		}
+		sort.Strings(d.removed)
+	}
+	return d, nil
+}
+
+// diffAll compares every one of files with head's tree.
+func (r *Repo) diffAll(head plumbing.Hash, files map[string][]byte, roots []string) (*headDiff, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		if !underRoots(p, roots) {
@@ -49,29 +91,52 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 		}
 		paths = append(paths, p)
 	}
-	sort.Strings(paths)
-	sums := hashAll(files, paths)
-	d := &headDiff{head: head, hashes: make(map[string]plumbing.Hash, len(paths))}
-	for i, p := range paths {
-		d.hashes[p] = sums[i]
+	d, err := r.diffPaths(head, files, paths, roots)
+	if err != nil {
+		return nil, err
 	}
-
 	have, err := r.headBlobs(head, roots)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if h, ok := have[p]; !ok || h != d.hashes[p] {
-			d.changed = append(d.changed, p)
-		}
-	}
 	for p := range have {
-		if _, ok := d.hashes[p]; !ok {
+		if _, ok := files[p]; !ok {
 			d.removed = append(d.removed, p)
 		}
 	}
 	sort.Strings(d.removed)
 	return d, nil
+}
+
+// diffPaths is the diff of paths of files against head: those whose blob
+// differs, or head lacks. It says nothing about removed paths.
+func (r *Repo) diffPaths(head plumbing.Hash, files map[string][]byte, paths []string, roots []string) (*headDiff, error) {
+	sums := r.hashes.all(files, paths)
+	have, err := r.headBlobs(head, roots)
+	if err != nil {
+		return nil, err
+	}
+	d := &headDiff{head: head, hashes: make(map[string]plumbing.Hash, len(paths))}
+	for i, p := range paths {
+		if h, ok := have[p]; !ok || h != sums[i] {
+			d.changed = append(d.changed, p)
+			d.hashes[p] = sums[i]
+		}
+	}
+	sort.Strings(d.changed)
+	return d, nil
+}
+
+// committedFiles are the files (map and bytes, which nobody modifies) a
+// Commit found commit to hold under roots, or committed as it.
+type committedFiles struct {
+	commit plumbing.Hash
+	roots  []string
+	files  map[string][]byte
+}
+
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Message writes a commit's message from what it changes.
@@ -81,6 +146,8 @@ type Message func(*Changes) string
 func StaticMessage(msg string) Message { return func(*Changes) string { return msg } }
 
 // Commit makes roots under Dir() hold exactly files and commits the result
+// (the bytes of files must not be modified afterwards: the next Commit
+// compares its files with them by slice, see diffHead)
 // on Branch when any blob differs from the HEAD commit; msg is called once,
 // with that difference, only when there is one. The index is left for
 // SyncIndex to bring up to date; author and committer are Options.Author
@@ -115,6 +182,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plu
 	}
 	if d.empty() {
 		r.mirrored = head
+		r.committed = committedFiles{commit: head, roots: slices.Clone(roots), files: files}
 		return head, false, nil
 	}
 	message := msg(&Changes{Written: d.changed, Removed: d.removed})
@@ -138,6 +206,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plu
 	}
 	r.cache.advance(hash, d)
 	r.mirrored = hash
+	r.committed = committedFiles{commit: hash, roots: slices.Clone(roots), files: files}
 	r.unstaged.add(d)
 	r.opts.Log.Info("git commit", "commit", hash.String()[:12], "branch", r.opts.Branch,
 		"changed", len(d.changed), "removed", len(d.removed), "subject", subjectOf(message))

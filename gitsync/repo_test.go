@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -339,4 +340,38 @@ func TestCloneErrorDoesNotLeakURLPassword(t *testing.T) {
 		assert.NotContains(t, logs.String(), secret)
 		assert.True(t, strings.Contains(err.Error(), "127.0.0.1"), err.Error())
 	}
+}
+
+// Commit compares files with the ones it committed last, by slice: a new
+// map sharing the unchanged slices commits exactly what was changed,
+// added and removed; the same files again commit nothing; and once the
+// branch is somewhere else, the comparison is with that commit's tree.
+func TestCommitComparesWithWhatItCommitted(t *testing.T) {
+	r := open(t, bareRemote(t))
+	first := rendered()
+	c1, _, err := r.Commit(first, treeRoots, StaticMessage("first"))
+	require.NoError(t, err)
+
+	next := maps.Clone(first)
+	const some = "clusters/a/web/api/serviceimport.yaml"
+	delete(next, some)
+	next["status/web/added.yaml"] = []byte("added: true\n")
+	next["status/web/api.yaml"] = []byte("changed: true\n")
+	c2, changed, err := r.Commit(next, treeRoots, StaticMessage("second"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	got, err := r.Files(c2)
+	require.NoError(t, err)
+	require.Equal(t, next, got)
+
+	_, changed, err = r.Commit(maps.Clone(next), treeRoots, StaticMessage("nothing"))
+	require.NoError(t, err)
+	require.False(t, changed)
+
+	// The branch back at the first commit, as a reset would leave it.
+	require.NoError(t, r.repo.Storer.SetReference(plumbing.NewHashReference(r.branch, c1)))
+	c, err := r.Changes(maps.Clone(next), treeRoots)
+	require.NoError(t, err)
+	require.Equal(t, []string{some}, c.Removed)
+	require.Equal(t, []string{"status/web/added.yaml", "status/web/api.yaml"}, c.Written)
 }

@@ -30,41 +30,134 @@ import (
 func Format(s *Snapshot) ([]byte, error) {
 	c := *s
 	c.sort()
-	parts := map[string]*bytes.Buffer{}
-	emit := func(part string, obj any) error {
+	parts, err := byPart(&c)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	for _, name := range partNames(parts) {
+		b, err := formatPart(name, parts[name])
+		if err != nil {
+			return nil, err
+		}
+		out.Write(b)
+	}
+	return out.Bytes(), nil
+}
+
+// byPart groups a sorted snapshot's objects by the part Format writes
+// them in: ClusterPart for the member-wide ones, and a part per service
+// for each one's ServiceExport, Service, EndpointSlices,
+// GlobalTrafficPolicy and what was left out of it. Each group is sorted
+// as s is.
+func byPart(s *Snapshot) (map[string]*Snapshot, error) {
+	parts := map[string]*Snapshot{}
+	part := func(name string) *Snapshot {
+		p := parts[name]
+		if p == nil {
+			p = &Snapshot{Member: s.Member}
+			parts[name] = p
+		}
+		return p
+	}
+	if s.ClusterID != "" || len(s.GatewayAddresses) > 0 || len(s.ServiceCIDRs) > 0 || len(s.Namespaces) > 0 {
+		c := part(ClusterPart)
+		c.ClusterID, c.GatewayAddresses, c.ServiceCIDRs, c.Namespaces = s.ClusterID, s.GatewayAddresses, s.ServiceCIDRs, s.Namespaces
+	}
+	servicePart := func(ns, key, kind, name string) (*Snapshot, error) {
+		p := PartName(ns, key)
+		if err := checkPartName(p); err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", kind, ns, name, err)
+		}
+		return part(p), nil
+	}
+	for _, se := range s.ServiceExports {
+		p, err := servicePart(se.Namespace, se.Name, "ServiceExport", se.Name)
+		if err != nil {
+			return nil, fmt.Errorf("ServiceExport %s/%s: %w", se.Namespace, se.Name, err)
+		}
+		p.ServiceExports = append(p.ServiceExports, se)
+	}
+	for _, svc := range s.Services {
+		p, err := servicePart(svc.Namespace, svc.Name, "Service", svc.Name)
+		if err != nil {
+			return nil, fmt.Errorf("Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+		p.Services = append(p.Services, svc)
+	}
+	for _, sl := range s.EndpointSlices {
+		p, err := servicePart(sl.Namespace, sliceService(sl), "EndpointSlice", sl.Name)
+		if err != nil {
+			return nil, fmt.Errorf("EndpointSlice %s/%s: %w", sl.Namespace, sl.Name, err)
+		}
+		p.EndpointSlices = append(p.EndpointSlices, sl)
+	}
+	for _, gtp := range s.GlobalTrafficPolicies {
+		p, err := servicePart(gtp.Namespace, gtp.Name, "GlobalTrafficPolicy", gtp.Name)
+		if err != nil {
+			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", gtp.Namespace, gtp.Name, err)
+		}
+		p.GlobalTrafficPolicies = append(p.GlobalTrafficPolicies, gtp)
+	}
+	for _, r := range s.Rejected {
+		key := r.Service
+		if validation.IsDNS1123Subdomain(key) != nil {
+			key = r.Name
+		}
+		p, err := servicePart(r.Namespace, key, r.Kind, r.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s/%s: %w", RejectedKind, r.Kind, r.Namespace, r.Name, err)
+		}
+		p.Rejected = append(p.Rejected, r)
+	}
+	return parts, nil
+}
+
+func partNames(parts map[string]*Snapshot) []string {
+	names := make([]string, 0, len(parts))
+	for name := range parts {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, ComparePartNames)
+	return names
+}
+
+// formatPart writes part name of the snapshot, s holding its objects
+// (byPart): its marker, then its objects kind by kind.
+func formatPart(name string, s *Snapshot) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(partMarker(name))
+	first := true
+	emit := func(obj any) error {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return err
 		}
-		buf := parts[part]
-		if buf == nil {
-			buf = &bytes.Buffer{}
-			parts[part] = buf
-			buf.WriteString(partMarker(part))
-		} else {
+		if !first {
 			buf.WriteString("---\n")
 		}
+		first = false
 		buf.Write(b)
 		return nil
 	}
-	if c.ClusterID != "" {
-		if err := emit(ClusterPart, map[string]any{
+	if s.ClusterID != "" {
+		if err := emit(map[string]any{
 			"apiVersion": "about.k8s.io/v1alpha1",
 			"kind":       "ClusterProperty",
 			"metadata":   map[string]any{"name": ClusterIDProperty},
-			"spec":       map[string]any{"value": c.ClusterID},
+			"spec":       map[string]any{"value": s.ClusterID},
 		}); err != nil {
 			return nil, err
 		}
 	}
-	if len(c.GatewayAddresses) > 0 {
+	if len(s.GatewayAddresses) > 0 {
 		// Normalized here too, so a snapshot built in code formats to
 		// what Parse accepts and to the same bytes as its parsed self.
-		addrs, err := NormalizeGatewayAddresses(c.GatewayAddresses)
+		addrs, err := NormalizeGatewayAddresses(s.GatewayAddresses)
 		if err != nil {
-			return nil, fmt.Errorf("member %q: gateway addresses: %w", c.Member, err)
+			return nil, fmt.Errorf("member %q: gateway addresses: %w", s.Member, err)
 		}
-		if err := emit(ClusterPart, map[string]any{
+		if err := emit(map[string]any{
 			"apiVersion": "about.k8s.io/v1alpha1",
 			"kind":       "ClusterProperty",
 			"metadata":   map[string]any{"name": GatewayAddressesProperty},
@@ -73,13 +166,13 @@ func Format(s *Snapshot) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for _, sc := range c.ServiceCIDRs {
+	for _, sc := range s.ServiceCIDRs {
 		out := NormalizeServiceCIDR(sc)
-		if err := emit(ClusterPart, &out); err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("ServiceCIDR %s: %w", sc.Name, err)
 		}
 	}
-	for _, ns := range c.Namespaces {
+	for _, ns := range s.Namespaces {
 		out := corev1.Namespace{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			// The UID says whether a namespace was recreated under the
@@ -88,21 +181,11 @@ func Format(s *Snapshot) ([]byte, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, DeletionTimestamp: ns.DeletionTimestamp},
 			Status:     corev1.NamespaceStatus{Phase: ns.Status.Phase},
 		}
-		if err := emit(ClusterPart, &out); err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("Namespace %s: %w", ns.Name, err)
 		}
 	}
-	// A part per service: each kind's loop appends to the part of the
-	// service its object belongs to, so a part holds its objects kind by
-	// kind, each kind sorted.
-	servicePart := func(ns, key, kind, name string) (string, error) {
-		part := PartName(ns, key)
-		if err := checkPartName(part); err != nil {
-			return "", fmt.Errorf("%s %s/%s: %w", kind, ns, name, err)
-		}
-		return part, nil
-	}
-	for _, se := range c.ServiceExports {
+	for _, se := range s.ServiceExports {
 		out := mcsv1alpha1.ServiceExport{
 			TypeMeta: metav1.TypeMeta{APIVersion: mcsv1alpha1.GroupVersion.String(), Kind: "ServiceExport"},
 			// creationTimestamp decides conflicts: oldest export wins.
@@ -112,67 +195,34 @@ func Format(s *Snapshot) ([]byte, error) {
 			},
 			Spec: se.Spec,
 		}
-		part, err := servicePart(se.Namespace, se.Name, "ServiceExport", se.Name)
-		if err == nil {
-			err = emit(part, &out)
-		}
-		if err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("ServiceExport %s/%s: %w", se.Namespace, se.Name, err)
 		}
 	}
-	for _, svc := range c.Services {
+	for _, svc := range s.Services {
 		out := normalizeService(svc)
-		part, err := servicePart(svc.Namespace, svc.Name, "Service", svc.Name)
-		if err == nil {
-			err = emit(part, &out)
-		}
-		if err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("Service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 	}
-	for _, sl := range c.EndpointSlices {
+	for _, sl := range s.EndpointSlices {
 		out := normalizeSlice(sl)
-		part, err := servicePart(sl.Namespace, sliceService(sl), "EndpointSlice", sl.Name)
-		if err == nil {
-			err = emit(part, &out)
-		}
-		if err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("EndpointSlice %s/%s: %w", sl.Namespace, sl.Name, err)
 		}
 	}
-	for _, gtp := range c.GlobalTrafficPolicies {
+	for _, gtp := range s.GlobalTrafficPolicies {
 		out := normalizePolicy(gtp)
-		part, err := servicePart(gtp.Namespace, gtp.Name, "GlobalTrafficPolicy", gtp.Name)
-		if err == nil {
-			err = emit(part, &out)
-		}
-		if err != nil {
+		if err := emit(&out); err != nil {
 			return nil, fmt.Errorf("GlobalTrafficPolicy %s/%s: %w", gtp.Namespace, gtp.Name, err)
 		}
 	}
-	for _, r := range c.Rejected {
-		key := r.Service
-		if validation.IsDNS1123Subdomain(key) != nil {
-			key = r.Name
-		}
-		part, err := servicePart(r.Namespace, key, r.Kind, r.Name)
-		if err == nil {
-			err = emit(part, formatRejected(r))
-		}
-		if err != nil {
+	for _, r := range s.Rejected {
+		if err := emit(formatRejected(r)); err != nil {
 			return nil, fmt.Errorf("%s %s %s/%s: %w", RejectedKind, r.Kind, r.Namespace, r.Name, err)
 		}
 	}
-	names := make([]string, 0, len(parts))
-	for name := range parts {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, ComparePartNames)
-	var out bytes.Buffer
-	for _, name := range names {
-		out.Write(parts[name].Bytes())
-	}
-	return out.Bytes(), nil
+	return buf.Bytes(), nil
 }
 
 // sliceService is the service whose part a slice goes in: the one its

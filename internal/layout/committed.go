@@ -56,7 +56,7 @@ var KeptFiles = []string{GatewaysFile, ReviewFile}
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
 // an empty repository, give an empty state.
 func ReadCommitted(files map[string][]byte) (*Committed, error) {
-	return readCommitted(files, nil)
+	return readCommitted(files, JoinInputs, nil)
 }
 
 // ReadCommittedAfter is ReadCommitted(files) for a tree that differs from
@@ -70,7 +70,32 @@ func ReadCommittedAfter(prev *Committed, files map[string][]byte, changed map[st
 	for i, s := range prev.Report.Services {
 		byName[[2]string{s.Namespace, s.Name}] = i
 	}
-	return readCommitted(files, func(p string) (render.ServiceReport, bool) {
+	// A member's inputs are joined again only if one of its parts changed.
+	again := map[string]bool{}
+	for p := range changed {
+		if m, ok := InputMember(p); ok {
+			again[m] = true
+		}
+	}
+	inputs := func(files map[string][]byte) map[string][]byte {
+		if len(again) == 0 {
+			return prev.Inputs
+		}
+		parts := map[string][]byte{}
+		for p, b := range files {
+			if m, ok := InputMember(p); ok && again[m] {
+				parts[p] = b
+			}
+		}
+		out := JoinInputs(parts)
+		for m, b := range prev.Inputs {
+			if _, ok := out[m]; !ok && !again[m] {
+				out[m] = b
+			}
+		}
+		return out
+	}
+	return readCommitted(files, inputs, func(p string) (render.ServiceReport, bool) {
 		if changed[p] {
 			return render.ServiceReport{}, false
 		}
@@ -83,7 +108,7 @@ func ReadCommittedAfter(prev *Committed, files map[string][]byte, changed map[st
 	})
 }
 
-func readCommitted(files map[string][]byte, known func(path string) (render.ServiceReport, bool)) (*Committed, error) {
+func readCommitted(files map[string][]byte, inputs func(map[string][]byte) map[string][]byte, known func(path string) (render.ServiceReport, bool)) (*Committed, error) {
 	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{},
 		Records: map[string][]byte{}}
 	if files == nil {
@@ -94,7 +119,7 @@ func readCommitted(files map[string][]byte, known func(path string) (render.Serv
 			c.Records[p] = b
 		}
 	}
-	c.Inputs = JoinInputs(files)
+	c.Inputs = inputs(files)
 	var err error
 	if b, ok := files[HealthFile]; ok {
 		if c.Health, err = ParseHealth(b); err != nil {
