@@ -35,12 +35,15 @@ func (r *Repo) Push(ctx context.Context) error {
 	if err := r.fenced(); err != nil {
 		return err
 	}
-	spec := config.RefSpec(r.branch.String() + ":" + r.branch.String())
-	err = r.repo.PushContext(ctx, &git.PushOptions{
-		RemoteName: remoteName,
-		RefSpecs:   []config.RefSpec{spec},
-		Auth:       r.opts.Auth,
-	})
+	handled, err := r.pushOnto(ctx, head)
+	if !handled {
+		spec := config.RefSpec(r.branch.String() + ":" + r.branch.String())
+		err = r.repo.PushContext(ctx, &git.PushOptions{
+			RemoteName: remoteName,
+			RefSpecs:   []config.RefSpec{spec},
+			Auth:       r.opts.Auth,
+		})
+	}
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 	case isRejected(err):
