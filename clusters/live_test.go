@@ -5,16 +5,20 @@ package clusters_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -516,6 +520,55 @@ func TestLive(t *testing.T) {
 		testGatewayLookup(t, c1)
 	})
 
+	t.Run("Watch warms the REST mapper apply uses", func(t *testing.T) {
+		// Discovery is /api, /apis (aggregated) or /apis/<group>/<version>.
+		isDiscovery := func(p string) bool {
+			parts := strings.Split(strings.Trim(p, "/"), "/")
+			return (parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3)
+		}
+		var mu sync.Mutex
+		asked := 0
+		cfg := rest.CopyConfig(c2.Config)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				if isDiscovery(req.URL.Path) {
+					mu.Lock()
+					asked++
+					mu.Unlock()
+				}
+				return rt.RoundTrip(req)
+			})
+		})
+		set := memberSet(t, &clusters.Member{Name: "cluster-2", Config: cfg})
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- set.Watch(wctx, func(string) {}) }()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := asked
+			mu.Unlock()
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no discovery within 10 s of the watch starting")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// What apply asks for next is known already.
+		time.Sleep(time.Second) // the rest of the warm-up
+		mu.Lock()
+		warm := asked
+		mu.Unlock()
+		m := set.Members()[0]
+		_, err := m.Client.RESTMapper().RESTMapping(schema.GroupKind{Group: mcsv1alpha1.GroupName, Kind: "ServiceImport"}, "v1alpha1")
+		require.NoError(t, err)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, warm, asked, "the mapping apply needs was discovered by the warm-up")
+	})
 	t.Run("Watch notifies on changes and survives down members", func(t *testing.T) {
 		testWatch(t, c1, c2, c3)
 	})
@@ -548,3 +601,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -90,6 +90,7 @@ func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 			}
 		}
 		m.reuse.watchStarted(required)
+		go m.warmMapper() // not waited for: a member that does not answer holds only this goroutine
 		for _, r := range watched {
 			inf := w.informer(r.gvr, r.kind, r.selector)
 			wg.Go(func() { inf.RunWithContext(ictx) })

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures/generate"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
 )
@@ -29,14 +31,16 @@ import (
 // the message, commit, push to a bare remote on disk, and hand apply its
 // files and report. "no-change" is the steady state; "one-change" moves
 // one endpoint of one exporter each cycle, so every cycle commits the
-// copies of that slice in every importer.
+// copies of that slice in every importer; "floor" commits and pushes the
+// files a one-change cycle changes, alone in a repository of their own:
+// the cost of the change with no world around it.
 //
 // Files go under $MCS_BENCH_DIR when set (a tmpfs separates the code's
 // cost from the disk's).
 func BenchmarkCycle(b *testing.B) {
 	for _, w := range generate.Worlds() {
 		b.Run(w.Name, func(b *testing.B) {
-			l, results, moved := cycleWorld(b, w)
+			cfg, l, results, moved := cycleWorld(b, w)
 			ctx := context.Background()
 			if _, err := l.publish(ctx, results); err != nil {
 				b.Fatal(err)
@@ -67,8 +71,62 @@ func BenchmarkCycle(b *testing.B) {
 					}
 				}
 			})
+			b.Run("floor", func(b *testing.B) {
+				cycleFloor(b, l, cfg, results, moved)
+			})
 		})
 	}
+}
+
+// cycleFloor times what a one-change cycle cannot do without: one commit
+// of the files it changes and one push, to a repository holding only
+// those files (no world to render, compare or walk).
+func cycleFloor(b *testing.B, l *Loop, cfg *v1alpha1.ClusterSet, results, moved []clusters.Result) {
+	ctx := context.Background()
+	var sides [2]map[string][]byte
+	for i, r := range [2][]clusters.Result{moved, results} {
+		p, err := l.publish(ctx, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sides[i] = p.files
+	}
+	changed := map[string]bool{}
+	for p, data := range sides[0] {
+		if string(sides[1][p]) != string(data) {
+			changed[p] = true
+		}
+	}
+	for p := range sides[1] {
+		if _, ok := sides[0][p]; !ok {
+			changed[p] = true
+		}
+	}
+	var only [2]map[string][]byte
+	for i := range sides {
+		only[i] = map[string][]byte{}
+		for p := range changed {
+			if data, ok := sides[i][p]; ok {
+				only[i][p] = data
+			}
+		}
+	}
+	repo := benchLoop(b, cfg).Repo
+	commit := func(files map[string][]byte) {
+		if _, changed, err := repo.Commit(maps.Clone(files), layout.Roots, gitsync.StaticMessage("floor")); err != nil || !changed {
+			b.Fatalf("floor commit: changed=%v err=%v", changed, err)
+		}
+		if err := repo.Push(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	commit(only[1])
+	i := 0
+	for b.Loop() {
+		commit(only[i%2])
+		i++
+	}
+	b.ReportMetric(float64(len(changed)), "files")
 }
 
 // BenchmarkCycleSteady runs one-change cycles (as BenchmarkCycle) and
@@ -78,7 +136,7 @@ func BenchmarkCycle(b *testing.B) {
 func BenchmarkCycleSteady(b *testing.B) {
 	for _, w := range generate.Worlds() {
 		b.Run(w.Name, func(b *testing.B) {
-			l, results, moved := cycleWorld(b, w)
+			_, l, results, moved := cycleWorld(b, w)
 			worlds := [2][]clusters.Result{moved, results}
 			ctx := context.Background()
 			const warm = 10
@@ -114,14 +172,14 @@ func BenchmarkCycleSteady(b *testing.B) {
 
 // cycleWorld loads w into a fresh benchLoop and returns what a read of
 // every member gives, and the same with one endpoint moved.
-func cycleWorld(b *testing.B, w generate.World) (*Loop, []clusters.Result, []clusters.Result) {
+func cycleWorld(b *testing.B, w generate.World) (*v1alpha1.ClusterSet, *Loop, []clusters.Result, []clusters.Result) {
 	b.Helper()
 	cfg, snaps, err := w.Load()
 	if err != nil {
 		b.Fatal(err)
 	}
 	results := readResults(snaps)
-	return benchLoop(b, cfg), results, moveOneEndpoint(b, results)
+	return cfg, benchLoop(b, cfg), results, moveOneEndpoint(b, results)
 }
 
 // readResults are snaps as a successful read of every member gives them.
