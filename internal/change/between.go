@@ -14,7 +14,14 @@ import (
 
 // Between describes the change from prev to next; either may be nil (nothing
 // rendered).
-func Between(prev, next *render.Report) Set {
+func Between(prev, next *render.Report) Set { return BetweenIn(prev, next, nil) }
+
+// BetweenIn is Between for the services in only (namespace/name), and
+// those on one side only; every service when only is nil. A caller that
+// knows which reports changed (the commit's status files) compares those
+// alone: at 1,000 services comparing all is most of a one-change cycle's
+// message.
+func BetweenIn(prev, next *render.Report, only map[string]bool) Set {
 	p, n := index(prev), index(next)
 	keys := slices.Collect(maps.Keys(p))
 	for k := range n {
@@ -25,6 +32,9 @@ func Between(prev, next *render.Report) Set {
 	slices.Sort(keys)
 	set := Set{Services: []Service{}}
 	for _, k := range keys {
+		if only != nil && !only[k] && p[k] != nil && n[k] != nil {
+			continue
+		}
 		if s := ServiceBetween(p[k], n[k]); !s.Empty() {
 			set.Services = append(set.Services, s)
 		}

@@ -51,14 +51,14 @@ func NewChangeSummary(prev, next *render.Report, c *Changes, members []string) *
 // lists, without the rest of it (tables, picture, problems): what status
 // says of a service's last change.
 func ChangeEvents(prev, next *render.Report) []string {
-	return diffReports(prev, next, nil, nil).events()
+	return diffReports(prev, next, nil, nil, nil).events()
 }
 
 // NewChangeSummaryOf is NewChangeSummary for a caller that also knows
 // how members change (changes: joining, leaving, going stale …), which
 // are said first, as the cause of what their exports do.
 func NewChangeSummaryOf(prev, next *render.Report, c *Changes, members []string, changes []change.Member) *ChangeSummary {
-	d := diffReports(prev, next, c, changes)
+	d := diffReports(prev, next, c, changes, nil)
 	r := &ChangeSummary{Members: d.memberChanges(members), Problems: next.Problems(), Fields: d.fieldChanges(), Change: d.set()}
 	r.Change.Members = changes
 	for _, s := range d.services {

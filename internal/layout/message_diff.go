@@ -51,7 +51,10 @@ type reportDiff struct {
 	gateways []change.Gateway
 }
 
-func diffReports(prev, next *render.Report, c *Changes, members []change.Member) *reportDiff {
+// diffReports says how next differs from prev. only, when not nil, are
+// the services whose reports may differ; the others are taken as
+// unchanged.
+func diffReports(prev, next *render.Report, c *Changes, members []change.Member, only map[string]bool) *reportDiff {
 	idx := func(r *render.Report) map[string]*render.ServiceReport {
 		m := map[string]*render.ServiceReport{}
 		if r != nil {
@@ -71,7 +74,11 @@ func diffReports(prev, next *render.Report, c *Changes, members []change.Member)
 	}
 	for _, k := range unionKeys(p, n) {
 		s := &svcDiff{key: k, prev: p[k], next: n[k]}
-		s.change = change.ServiceBetween(s.prev, s.next)
+		if only == nil || only[k] || s.prev == nil || s.next == nil {
+			s.change = change.ServiceBetween(s.prev, s.next)
+		} else {
+			s.change = change.Service{Namespace: s.next.Namespace, Name: s.next.Name}
+		}
 		s.importsAdded, s.importsGone = s.change.Gained, s.change.Lost
 		s.invalidNow = map[string]string{}
 		valid := func(st change.ExportState) bool {
@@ -623,6 +630,20 @@ func toSet(s []string) map[string]bool {
 }
 
 // unionKeys are the keys of a and b, sorted, each once.
+// ReportsChanged are the services (namespace/name) whose report file is
+// among the paths.
+func ReportsChanged(paths ...[]string) map[string]bool {
+	out := map[string]bool{}
+	for _, ps := range paths {
+		for _, p := range ps {
+			if ns, name, ok := serviceStatus(p); ok {
+				out[ns+"/"+name] = true
+			}
+		}
+	}
+	return out
+}
+
 func unionKeys[V any](a, b map[string]V) []string {
 	keys := slices.Collect(maps.Keys(a))
 	for k := range b {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/fixtures"
@@ -278,3 +279,62 @@ func TestRendererRendersOnlyWhatChanged(t *testing.T) {
 		require.NotContains(t, p, "/"+service+"endpointslice-", "a slice of the service whose endpoint moved was kept")
 	}
 }
+
+// ReadCommittedAfter gives what ReadCommitted gives for a tree that
+// changed only at the paths it is told: a report changed, one gone, one
+// new, a member's snapshot part changed; with the members' inputs given
+// or joined again.
+func TestReadCommittedAfterGivesReadCommitted(t *testing.T) {
+	cfg, snaps := generate.ClusterSet(generate.Params{Members: 3, Services: 20, ExportersPerService: 2, EndpointsPerExporter: 2, Seed: 3})
+	tree := func(snaps []*snapshot.Snapshot) map[string][]byte {
+		files, _ := fresh(t, cfg, snaps, render.Options{})
+		for _, s := range snaps {
+			b, err := snapshot.Format(s)
+			require.NoError(t, err)
+			parts, err := layout.InputFiles(s.Member, b)
+			require.NoError(t, err)
+			maps.Copy(files, parts)
+		}
+		return files
+	}
+	before := tree(snaps)
+	prev, err := layout.ReadCommitted(before)
+	require.NoError(t, err)
+
+	after := tree(variants(t, snaps)[0].snaps) // an endpoint moves
+	var status []string
+	for p := range after {
+		if strings.HasPrefix(p, layout.StatusDir+"/") && strings.Count(p, "/") == 2 && p != layout.GatewaysFile {
+			status = append(status, p)
+		}
+	}
+	sort.Strings(status)
+	gone, renamed := status[0], strings.Replace(status[1], ".yaml", "-new.yaml", 1)
+	delete(after, gone)
+	report, err := layout.ParseServiceReport(after[status[1]])
+	require.NoError(t, err)
+	report.Name += "-new"
+	after[renamed], err = yamlOf(report)
+	require.NoError(t, err)
+	changed := map[string]bool{}
+	for p := range before {
+		if string(before[p]) != string(after[p]) {
+			changed[p] = true
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			changed[p] = true
+		}
+	}
+	want, err := layout.ReadCommitted(after)
+	require.NoError(t, err)
+	got, err := layout.ReadCommittedAfter(prev, after, changed, nil)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	got, err = layout.ReadCommittedAfter(prev, after, changed, layout.JoinInputs(after))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+func yamlOf(v any) ([]byte, error) { return sigsyaml.Marshal(v) }

@@ -32,12 +32,12 @@ func ParseServiceReport(data []byte) (*render.ServiceReport, error) {
 // commit's tree can be passed. Warnings are not stored per file and come
 // back empty; Gateways come from status/gateways.yaml.
 func ReadReport(files map[string][]byte) (*render.Report, error) {
-	return readReport(files, nil)
+	return readReport(files)
 }
 
 // readReport is ReadReport taking each service's report from known
 // instead, when known has it.
-func readReport(files map[string][]byte, known func(path string) (render.ServiceReport, bool)) (*render.Report, error) {
+func readReport(files map[string][]byte) (*render.Report, error) {
 	gws, err := readGateways(files)
 	if err != nil {
 		return nil, err
@@ -48,12 +48,6 @@ func readReport(files map[string][]byte, known func(path string) (render.Service
 		if !ok {
 			continue
 		}
-		if known != nil {
-			if s, ok := known(p); ok {
-				r.Services = append(r.Services, s)
-				continue
-			}
-		}
 		s, err := ParseServiceReport(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
@@ -63,14 +57,19 @@ func readReport(files map[string][]byte, known func(path string) (render.Service
 		}
 		r.Services = append(r.Services, *s)
 	}
-	sort.Slice(r.Services, func(i, j int) bool {
-		a, b := r.Services[i], r.Services[j]
+	sortServices(r.Services)
+	return r, nil
+}
+
+// sortServices orders reports as a render does: by namespace, then name.
+func sortServices(s []render.ServiceReport) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
 		return a.Name < b.Name
 	})
-	return r, nil
 }
 
 // ReadAllocations reads the TCP port allocations back from a rendered

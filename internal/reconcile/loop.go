@@ -81,8 +81,10 @@ type Loop struct {
 	// rendererChecked is the last head whose renderer migrate looked at
 	// and found nothing to do for.
 	rendererChecked plumbing.Hash
-	// norm remembers each member's last normalized snapshot.
-	norm *snapshot.NormalizeCache
+	// norm remembers each member's last normalized snapshot; parts how
+	// the last one was laid out as files.
+	norm  *snapshot.NormalizeCache
+	parts map[string]memberParts
 	// renderer keeps what each service last rendered to, so a change
 	// renders and serializes only the services it touches; rendererMu
 	// serializes its use (a diff can render beside the cycle).

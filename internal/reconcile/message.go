@@ -19,5 +19,6 @@ func (t *tree) message(changes *gitsync.Changes) string {
 	return layout.Message(layout.MessageInput{
 		Prev: t.prev, Next: t.report, Changes: &layout.Changes{Written: changes.Written, Removed: changes.Removed},
 		Members: t.events, Trailers: [][2]string{{layout.SnapshotDigestTrailer, t.digest}, thisBuild.Trailer()},
+		ReportsFromChanges: true,
 	})
 }

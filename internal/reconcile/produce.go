@@ -20,7 +20,10 @@ import (
 
 // tree is one rendered repository state, ready to commit.
 type tree struct {
-	files  map[string][]byte
+	files map[string][]byte
+	// joined are each member's snapshot as the files under
+	// inputs/<member>/ join, by member (layout.JoinInputs).
+	joined map[string][]byte
 	report *render.Report
 	prev   *render.Report
 	events []change.Member
@@ -50,9 +53,10 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
 // top of parent, the committed state the next cycle renders on, without
 // reading it back from Git: only the reports whose files c says changed
 // are parsed (layout.ReadCommittedAfter gives what ReadCommitted of the
-// commit gives). Anything else (no state for parent, a report that does
+// commit gives); joined are the members' snapshots, by member, as the
+// commit's inputs/ join (nil: joined again where they changed). Anything else (no state for parent, a report that does
 // not parse) leaves the next cycle to read the commit as before.
-func (l *Loop) advanceCommitted(parent, commit plumbing.Hash, files map[string][]byte, c *gitsync.Changes) {
+func (l *Loop) advanceCommitted(parent, commit plumbing.Hash, files, joined map[string][]byte, c *gitsync.Changes) {
 	if c == nil {
 		return
 	}
@@ -68,7 +72,7 @@ func (l *Loop) advanceCommitted(parent, commit plumbing.Hash, files map[string][
 	for _, p := range c.Removed {
 		changed[p] = true
 	}
-	next, err := layout.ReadCommittedAfter(l.committed, files, changed)
+	next, err := layout.ReadCommittedAfter(l.committed, files, changed, joined)
 	if err != nil {
 		return
 	}
@@ -187,10 +191,13 @@ func (l *Loop) treeOfOutput(rs *resolved, snaps []*snapshot.Snapshot, out *rende
 // members' health and, in review mode, status/review.yaml. A snapshot
 // review mode changed (a structural change held back) is committed as
 // changed, so the commit renders to itself (render --check).
+//
+// rendered becomes the tree's map: the rest is added to it.
 func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[string][]byte, report *render.Report, st *layout.ReviewState) (*tree, error) {
 	prev, res := rs.prev, rs.res
-	files := map[string][]byte{layout.ConfigFile: l.ConfigBytes}
-	inputs := map[string][]byte{}
+	files := rendered
+	files[layout.ConfigFile] = l.ConfigBytes
+	inputs, joined := map[string][]byte{}, map[string][]byte{}
 	live := make(map[string]*snapshot.Snapshot, len(res.Snapshots))
 	for _, s := range res.Snapshots {
 		live[s.Member] = s
@@ -206,15 +213,13 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 				return nil, fmt.Errorf("render: %w", err)
 			}
 		}
-		parts, b, err := inputParts(s, b)
+		parts, b, err := l.inputParts(s, b)
 		if err != nil {
 			return nil, fmt.Errorf("render: %w", err)
 		}
 		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
-	}
-	for p, b := range rendered {
-		files[p] = b
+		joined[s.Member] = b
 	}
 	files[layout.HealthFile] = rs.health
 	if st != nil {
@@ -225,7 +230,7 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 		files[layout.ReviewFile] = b
 	}
 	return &tree{
-		files: files, report: report, prev: prev.Report,
+		files: files, report: report, prev: prev.Report, joined: joined,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),
 	}, nil
 }
@@ -281,6 +286,35 @@ func guardOf(cfg *v1alpha1.ClusterSet) snapshot.Guard {
 		out.Released[r.Member] = r.Digest
 	}
 	return out
+}
+
+// inputParts is the package's inputParts, the last answer per member kept
+// for the same bytes: the snapshot of a member that did not change is
+// the same slice cycle after cycle (snapshot.NormalizeCache).
+func (l *Loop) inputParts(s *snapshot.Snapshot, b []byte) (map[string][]byte, []byte, error) {
+	l.cacheMu.Lock()
+	last, ok := l.parts[s.Member]
+	l.cacheMu.Unlock()
+	if ok && len(b) > 0 && len(last.data) == len(b) && &last.data[0] == &b[0] {
+		return last.parts, last.joined, nil
+	}
+	parts, joined, err := inputParts(s, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.cacheMu.Lock()
+	if l.parts == nil {
+		l.parts = map[string]memberParts{}
+	}
+	l.parts[s.Member] = memberParts{data: b, parts: parts, joined: joined}
+	l.cacheMu.Unlock()
+	return parts, joined, nil
+}
+
+// memberParts is one member's snapshot bytes laid out as files.
+type memberParts struct {
+	data, joined []byte
+	parts        map[string][]byte
 }
 
 // inputParts lays out member s's snapshot, formatted as b, as the files of

@@ -294,7 +294,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	if changed {
 		l.setUnchanged(nil)
-		l.advanceCommitted(rs.head, hash, last.files, lastChanges)
+		l.advanceCommitted(rs.head, hash, last.files, last.joined, lastChanges)
 	} else {
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 		l.syncIndex()
@@ -306,7 +306,12 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		pub.changed, pub.message, last.prev = true, migrated.message, migrated.prev
 	}
 	if pub.changed {
-		set := change.Between(last.prev, last.report)
+		// A report the commit did not rewrite did not change.
+		var only map[string]bool
+		if changed && lastChanges != nil {
+			only = layout.ReportsChanged(lastChanges.Written, lastChanges.Removed)
+		}
+		set := change.BetweenIn(last.prev, last.report, only)
 		pub.change = &set
 	}
 	return pub, nil
