@@ -106,19 +106,53 @@ func reachEdges(services []render.ServiceReport) map[edge][]string {
 	return out
 }
 
+// reachCounts is, per edge of reachEdges, how many services it carries.
+func reachCounts(services []render.ServiceReport) map[edge]int {
+	out := map[edge]int{}
+	for i := range services {
+		s := &services[i]
+		if len(s.Endpoints) == 0 {
+			continue
+		}
+		reach := change.Reaching(s)
+		for from := range s.Endpoints {
+			for _, to := range reach {
+				if to != from {
+					out[edge{from: from, to: to, style: "solid"}]++
+				}
+			}
+		}
+	}
+	return out
+}
+
 // reachPicture is SUMMARY.md's picture of the whole ClusterSet, or, past
 // the limits, the matrix of how many services each member reaches through
 // each exporter.
 func reachPicture(b *strings.Builder, services []render.ServiceReport, members []string) {
-	edges := reachEdges(services)
-	if len(edges) == 0 {
-		return
+	var counts map[edge]int
+	if len(members) <= graphMembers {
+		edges := reachEdges(services)
+		if len(edges) == 0 {
+			return
+		}
+		if len(edges) <= graphLimit {
+			b.WriteString("\n")
+			b.WriteString(mermaid(members, edges))
+			return
+		}
+		counts = make(map[edge]int, len(edges))
+		for e, keys := range edges {
+			counts[e] = len(keys)
+		}
+	} else {
+		// Past graphMembers only the matrix is drawn: the counts will do,
+		// without the sorted list of services on every edge.
+		if counts = reachCounts(services); len(counts) == 0 {
+			return
+		}
 	}
-	if len(edges) <= graphLimit && len(members) <= graphMembers {
-		b.WriteString("\n")
-		b.WriteString(mermaid(members, edges))
-		return
-	}
+	edges := counts
 	fmt.Fprintf(b, "\n%d members, %d exporter-to-member paths: past %d paths or %d members a graph crosses its edges until it cannot be read, so here is the matrix (row: the member that reaches, column: the exporter, cell: how many services).\n\n",
 		len(members), len(edges), graphLimit, graphMembers)
 	b.WriteString("| reaches \\ through |")
@@ -129,7 +163,7 @@ func reachPicture(b *strings.Builder, services []render.ServiceReport, members [
 	for _, to := range members {
 		b.WriteString("| " + to + " |")
 		for _, from := range members {
-			n := len(edges[edge{from: from, to: to, style: "solid"}])
+			n := edges[edge{from: from, to: to, style: "solid"}]
 			cell := ""
 			if n > 0 {
 				cell = fmt.Sprint(n)

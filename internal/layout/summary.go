@@ -216,9 +216,13 @@ func importerList(s render.ServiceReport, members []string) string {
 		return m
 	}
 	if len(members) >= shortFrom && len(s.ImportedBy) > len(members)/2 {
+		imported := make(map[string]bool, len(s.ImportedBy))
+		for _, m := range s.ImportedBy {
+			imported[m] = true
+		}
 		var missing []string
 		for _, m := range members {
-			if !slices.Contains(s.ImportedBy, m) {
+			if !imported[m] {
 				missing = append(missing, m)
 			}
 		}
@@ -253,28 +257,32 @@ func reachTable(b *strings.Builder, services []render.ServiceReport, members []s
 		return
 	}
 	b.WriteString("\n## What each member can reach\n\n| member | services | from |\n|---|---:|---|\n")
-	reach := make([][]string, len(services))
+	// Counted service by service: member by member, each asking every
+	// service, was 10 million steps at 100 members x 1,000 services.
+	n := map[string]int{}
+	from := map[string]map[string]int{}
 	for i := range services {
-		reach[i] = change.Reaching(&services[i])
-	}
-	for _, m := range members {
-		n := 0
-		from := map[string]int{}
-		for i, s := range services {
-			if !slices.Contains(reach[i], m) {
+		s := &services[i]
+		for _, m := range change.Reaching(s) {
+			n[m]++
+			if len(s.Endpoints) == 0 {
 				continue
 			}
-			n++
+			if from[m] == nil {
+				from[m] = map[string]int{}
+			}
 			for e := range s.Endpoints {
-				from[e]++
+				from[m][e]++
 			}
 		}
+	}
+	for _, m := range members {
 		var parts []string
 		for _, e := range members {
-			if from[e] > 0 {
-				parts = append(parts, fmt.Sprintf("%s (%d)", e, from[e]))
+			if c := from[m][e]; c > 0 {
+				parts = append(parts, fmt.Sprintf("%s (%d)", e, c))
 			}
 		}
-		fmt.Fprintf(b, "| %s | %d | %s |\n", m, n, strings.Join(parts, ", "))
+		fmt.Fprintf(b, "| %s | %d | %s |\n", m, n[m], strings.Join(parts, ", "))
 	}
 }
