@@ -4,6 +4,7 @@ package gitsync
 
 import (
 	"crypto/sha1"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -19,8 +20,13 @@ type headCache struct {
 	blobs  map[string]plumbing.Hash
 }
 
-func (c *headCache) advance(commit plumbing.Hash, d *headDiff) {
-	if c.blobs == nil || c.commit != d.head {
+func (c *headCache) advance(commit plumbing.Hash, d *headDiff, roots []string) {
+	if d.head.IsZero() {
+		// The first commit holds exactly what it changed.
+		*c = headCache{commit: commit, roots: slices.Clone(roots), blobs: maps.Clone(d.hashes)}
+		return
+	}
+	if c.blobs == nil || c.commit != d.head || !slices.Equal(c.roots, roots) {
 		*c = headCache{}
 		return
 	}

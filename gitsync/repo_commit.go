@@ -204,7 +204,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plu
 	if err := r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(r.branch, hash), old); err != nil {
 		return head, false, fmt.Errorf("moving branch %s to %s: %w", r.opts.Branch, hash, err)
 	}
-	r.cache.advance(hash, d)
+	r.cache.advance(hash, d, roots)
 	r.mirrored = hash
 	r.committed = committedFiles{commit: hash, roots: slices.Clone(roots), files: files}
 	r.unstaged.add(d)

@@ -178,7 +178,7 @@ func (l *Loop) checkStandIns(results []clusters.Result, prev *layout.Committed) 
 // snapshot files holds; in the store too when there is one. A store that
 // cannot be written is logged: the record lags, and what it holds is
 // still below the branch.
-func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, files map[string][]byte) {
+func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, members []string) {
 	if commit.IsZero() {
 		return
 	}
@@ -189,14 +189,6 @@ func (l *Loop) recordPush(ctx context.Context, commit plumbing.Hash, files map[s
 	if old := l.line.rec; old != nil && old.Commit == commit.String() {
 		return // the same commit holds the same snapshots
 	}
-	var members []string
-	for p := range files {
-		if m, ok := layout.InputMember(p); ok {
-			members = append(members, m)
-		}
-	}
-	slices.Sort(members)
-	members = slices.Compact(members)
 	url, branch, path := l.Repo.Name()
 	rec := &lineage.Record{Repository: url, Branch: branch, Path: path, Commit: commit.String(), Members: members}
 	if l.line.rec != nil {

@@ -5,6 +5,7 @@ package reconcile
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -31,6 +32,9 @@ type tree struct {
 	// review is set in review mode.
 	review *reviewed
 }
+
+// members are the members whose snapshots the tree holds, sorted.
+func (t *tree) members() []string { return slices.Sorted(maps.Keys(t.joined)) }
 
 // readCommitted loads what commit head says about the world. An empty
 // repository says nothing. The last commit read is kept: a commit never

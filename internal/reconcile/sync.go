@@ -247,7 +247,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	}
 	if u := l.lastUnchanged(rs); u != nil {
 		l.syncIndex()
-		l.recordPush(ctx, head, u.tree.files)
+		l.recordPush(ctx, head, u.tree.members())
 		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report}, nil
 	}
 	t := l.Config.Spec.Sync.Timings()
@@ -299,7 +299,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		l.setUnchanged(&unchangedRender{resolved: rs, tree: last})
 		l.syncIndex()
 	}
-	l.recordPush(ctx, hash, last.files)
+	l.recordPush(ctx, hash, last.members())
 	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}
 	if !changed && migrated != nil {
 		// The migration is the cycle's commit: apply it, and say so.
