@@ -40,9 +40,17 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		}
 		wg.Wait()
 	}
-	inputs := layout.JoinInputs(files)
+	var inputs map[string][]byte
+	for _, t := range targets {
+		if t.Inputs == nil && inputs == nil {
+			inputs = layout.JoinInputs(files)
+		}
+	}
 	each(func(i int, t *Applier) {
-		t.inputs = inputs[t.Member]
+		t.inputs = t.Inputs
+		if t.inputs == nil {
+			t.inputs = inputs[t.Member]
+		}
 		start := time.Now()
 		objs, err := t.Builds.Build(files, t.Member)
 		took := time.Since(start)

@@ -70,8 +70,11 @@ type Applier struct {
 	// its own; zero: no deadline but the caller's.
 	Budget Budget
 
-	// inputs is the member's committed snapshot, when the files ApplyAll
-	// was given hold it (see writeReport).
+	// Inputs is the member's committed snapshot (what its files under
+	// inputs/ join to), when the caller has it; else ApplyAll joins it
+	// from the files it is given (see writeReport).
+	Inputs []byte
+	// inputs is the snapshot of the apply under way.
 	inputs []byte
 }
 
@@ -101,6 +104,11 @@ type Result struct {
 	// StatusWritten lists the status and spec.ips writes that changed
 	// something, as "Kind/namespace/name status" or "... spec.ips".
 	StatusWritten []string
+	// Settled: the member was left alone, because nothing it holds (its
+	// files, its exports' and policies' reports) changed since an apply
+	// that took all of it, which the memory still vouches for; nothing
+	// was built, compared or sent.
+	Settled bool
 	// Took is how long each step took, for the log and metrics.
 	Took Steps
 	Err  error

@@ -37,6 +37,8 @@ type Memory struct {
 	// reported is the key (reportKey) of the last export and policy
 	// status write-back that completed.
 	reported *[32]byte
+	// settled is the generation the member last settled at (Settle).
+	settled *uint64
 	// checked is the last contract check: the verdicts on exactly these
 	// built objects (the BuildCache's, by pointer) under this contract.
 	checked struct {
@@ -124,7 +126,35 @@ func (m *Memory) Forget() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.applied, m.pruned, m.reported = nil, nil, nil
+	m.applied, m.pruned, m.reported, m.settled = nil, nil, nil, nil
+}
+
+// Settle records that the member holds what its caller calls generation
+// gen of its rendered files and report: an apply of them just ended with
+// nothing failed, refused or colliding. Settled then answers for gen until
+// the memory is forgotten (Forget, or MaxAge past), so that a cycle whose
+// change did not reach the member can leave it alone without building,
+// preparing or comparing its objects.
+func (m *Memory) Settle(gen uint64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.applied != nil {
+		m.settled = &gen
+	}
+}
+
+// Settled reports whether the member is known to hold generation gen
+// (Settle) and the memory still vouches for it at now.
+func (m *Memory) Settled(gen uint64, now time.Time) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.settled != nil && *m.settled == gen && m.applied != nil && (m.MaxAge <= 0 || now.Sub(m.since) <= m.MaxAge)
 }
 
 // pruneNeeded says whether prune must list what the member holds: not
@@ -183,7 +213,7 @@ func (m *Memory) split(desired []desiredObject, now time.Time) (fresh []desiredO
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.applied == nil || (m.MaxAge > 0 && now.Sub(m.since) > m.MaxAge) {
-		m.applied, m.pruned, m.reported, m.since = map[objKey][32]byte{}, nil, nil, now
+		m.applied, m.pruned, m.reported, m.settled, m.since = map[objKey][32]byte{}, nil, nil, nil, now
 	}
 	for _, d := range desired {
 		if h, ok := m.applied[keyOf(d.obj)]; ok && h == d.sum {

@@ -3,6 +3,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"sync"
@@ -67,6 +68,12 @@ func (c *NormalizeCache) Normalize(s *Snapshot, file string) ([]byte, *Snapshot,
 		}
 		n = normalized{data: data, parsed: parsed}
 	}
+	if ok && bytes.Equal(n.data, prev.data) {
+		// The same bytes keep the same slice and parse: what the loop
+		// compares by identity (the render's inputs, Git's blob hashes, a
+		// member's generation) stays equal.
+		n.data, n.parsed = prev.data, prev.parsed
+	}
 	n.live = s
 	c.mu.Lock()
 	c.last[s.Member] = n
@@ -94,11 +101,17 @@ func normalizeParts(s *Snapshot, file string, prev map[string]normalizedPart) (n
 			if err != nil {
 				return normalized{}, err
 			}
-			parsed, err := Parse(s.Member, file, data)
-			if err != nil {
-				return normalized{}, err
+			if ok && bytes.Equal(data, p.data) {
+				// Read again with nothing that is formatted changed (a
+				// status write, a resourceVersion): the same part.
+				p.live = g
+			} else {
+				parsed, err := Parse(s.Member, file, data)
+				if err != nil {
+					return normalized{}, err
+				}
+				p = normalizedPart{live: g, data: data, parsed: parsed}
 			}
-			p = normalizedPart{live: g, data: data, parsed: parsed}
 		}
 		out.parts[name] = p
 		size += len(p.data)

@@ -31,6 +31,10 @@ type Renderer struct {
 	kustomizations map[string]*renderedKustomization
 	// files is how many files the last call returned.
 	files int
+	// memberFiles are, per member, the member-level files of the last
+	// call; touched the members its changes reached (Touched).
+	memberFiles map[string][]renderedFile
+	touched     map[string]bool
 }
 
 // renderedService is what one service rendered to.
@@ -94,6 +98,7 @@ func (r *Renderer) Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, 
 			}
 		}
 	}
+	touched := r.touch(prev, services, members)
 
 	memberObjs := p.MemberObjects(outs)
 	memberFiles := make([][]renderedFile, len(members))
@@ -144,8 +149,67 @@ func (r *Renderer) Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, 
 		files[GatewaysFile] = gateways
 	}
 	files[SummaryFile] = []byte(Summary(&report, members))
+	lastMemberFiles := make(map[string][]renderedFile, len(members))
+	for m, name := range members {
+		if old, ok := r.memberFiles[name]; !ok || !sameFiles(old, memberFiles[m]) {
+			touched[name] = true
+		}
+		lastMemberFiles[name] = memberFiles[m]
+	}
 	r.ctx, r.services, r.kustomizations, r.files = ctx, services, kustomizations, len(files)
+	r.memberFiles, r.touched = lastMemberFiles, touched
 	return files, &report, nil
+}
+
+// Touched are the members whose files, or whose exports' and policies'
+// reports, the last Render may have changed since the one before it:
+// every member after the first call or a change of render.Context;
+// else the members with a file of a service rendered again, added or
+// gone (before or after), an export or policy in its report, or a
+// member-level file that changed. A member not among them holds the
+// same bytes and the same part of the report as before.
+func (r *Renderer) Touched() map[string]bool { return r.touched }
+
+// touch lists the members the services rendered anew (or gone) reach.
+func (r *Renderer) touch(prev, next map[string]*renderedService, members []string) map[string]bool {
+	touched := map[string]bool{}
+	if prev == nil {
+		for _, m := range members {
+			touched[m] = true
+		}
+		return touched
+	}
+	reach := func(s *renderedService) {
+		for m, files := range s.files {
+			if len(files) > 0 {
+				touched[members[m]] = true
+			}
+		}
+		for _, e := range s.out.Report.Exports {
+			touched[e.Member] = true
+		}
+		for _, p := range s.out.Report.Policies {
+			touched[p.Member] = true
+		}
+	}
+	for id, s := range next {
+		if old := prev[id]; old != s {
+			reach(s)
+			if old != nil {
+				reach(old)
+			}
+		}
+	}
+	for id, old := range prev {
+		if next[id] == nil {
+			reach(old)
+		}
+	}
+	return touched
+}
+
+func sameFiles(a, b []renderedFile) bool {
+	return slices.EqualFunc(a, b, func(x, y renderedFile) bool { return x.rel == y.rel && string(x.data) == string(y.data) })
 }
 
 // renderService renders the i-th service of p and queues its files.

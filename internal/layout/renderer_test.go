@@ -39,6 +39,8 @@ func TestRendererGivesWhatFilesGives(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			opts := render.Options{Committed: sc.Committed}
 			r := &layout.Renderer{}
+			var lastFiles map[string][]byte
+			var lastReport *render.Report
 			check := func(step string, snaps []*snapshot.Snapshot) {
 				t.Helper()
 				want, wantReport := fresh(t, sc.Config, snaps, opts)
@@ -48,6 +50,10 @@ func TestRendererGivesWhatFilesGives(t *testing.T) {
 					t.Fatalf("%s: the Renderer's files differ from a fresh render's:\n%s", step, diff)
 				}
 				require.Equal(t, wantReport, report, step)
+				if lastFiles != nil {
+					untouchedSame(t, step, r.Touched(), lastFiles, got, lastReport, report)
+				}
+				lastFiles, lastReport = got, report
 			}
 			check("first render", sc.Snapshots)
 			check("same again", sc.Snapshots)
@@ -338,3 +344,47 @@ func TestReadCommittedAfterGivesReadCommitted(t *testing.T) {
 }
 
 func yamlOf(v any) ([]byte, error) { return sigsyaml.Marshal(v) }
+
+// untouchedSame checks Touched's promise: a member it leaves out holds the
+// same files as before and the same exports and policies in the report.
+func untouchedSame(t *testing.T, step string, touched map[string]bool, before, after map[string][]byte, was, is *render.Report) {
+	t.Helper()
+	member := func(p string) string {
+		rest, ok := strings.CutPrefix(p, layout.ClustersDir+"/")
+		if !ok {
+			return ""
+		}
+		m, _, _ := strings.Cut(rest, "/")
+		return m
+	}
+	for _, files := range []map[string][]byte{before, after} {
+		for p := range files {
+			if m := member(p); m != "" && !touched[m] && string(before[p]) != string(after[p]) {
+				t.Fatalf("%s: %s changed, but Touched leaves %s out", step, p, m)
+			}
+		}
+	}
+	parts := func(r *render.Report, m string) []string {
+		var out []string
+		for _, s := range r.Services {
+			for _, e := range s.Exports {
+				if e.Member == m {
+					out = append(out, fmt.Sprintf("%s/%s %v", s.Namespace, s.Name, e))
+				}
+			}
+			for _, p := range s.Policies {
+				if p.Member == m {
+					out = append(out, fmt.Sprintf("%s/%s %v", s.Namespace, s.Name, p))
+				}
+			}
+		}
+		return out
+	}
+	for _, s := range append(slices.Clone(was.Services), is.Services...) {
+		for _, e := range s.Exports {
+			if !touched[e.Member] {
+				require.Equal(t, parts(was, e.Member), parts(is, e.Member), "%s: the report of %s's exports changed, but Touched leaves it out", step, e.Member)
+			}
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (l *Loop) applyCommit(ctx context.Context, commit plumbing.Hash, only map[s
 	if err != nil {
 		return nil, err
 	}
-	return l.applyFiles(ctx, commit, files, report, only, allowEmpty, nil), nil
+	return l.applyFiles(ctx, commit, files, report, only, allowEmpty, nil, nil), nil
 }
 
 // readCommit reads what apply needs from commit: its files under
@@ -41,17 +41,29 @@ func (l *Loop) readCommit(commit plumbing.Hash) (map[string][]byte, *render.Repo
 }
 
 // applyFiles applies one commit's files to the members in only (all when
-// only is nil); set, when the commit is new, is what it changed.
-func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool, set *change.Set) []*apply.Result {
+// only is nil); set, when the commit is new, is what it changed. t, when
+// the files are a render of the loop's own, says which members the render
+// left as they were (tree.gens) and holds each member's snapshot: a member
+// that settled at its generation is not applied again (see settled).
+func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[string][]byte, report *render.Report, only map[string]bool, allowEmpty bool, set *change.Set, t *tree) []*apply.Result {
 	if l.Apply == ApplyNone && only != nil {
 		return nil
 	}
 	var targets []*apply.Applier
+	var settled []*apply.Result
 	for _, m := range l.Members.Members() {
 		if only != nil && !only[m.Name] {
 			continue
 		}
 		if m.Err != nil {
+			continue
+		}
+		if only != nil && l.Apply != ApplyStatusOnly && t != nil && t.gens != nil && l.memory(m.Name).Settled(t.gens[m.Name], l.now()) {
+			// Nothing this member holds changed since it took all of it,
+			// and its memory still vouches for that (it would send
+			// nothing): not built, prepared or compared again.
+			settled = append(settled, &apply.Result{Member: m.Name, Settled: true})
+			l.log().Debug("member left alone: nothing it holds changed since it took all of it", "member", m.Name)
 			continue
 		}
 		a := apply.New(m.Client, l.Config.Metadata.Name, l.contractOf(m.Name), l.log())
@@ -67,11 +79,33 @@ func (l *Loop) applyFiles(ctx context.Context, commit plumbing.Hash, files map[s
 		}
 		a.Builds = l.buildCache(m.Name)
 		a.Events, a.Commit, a.Change = l.eventsFor(m), commit.String(), set
+		if t != nil {
+			a.Inputs = t.joined[m.Name]
+		}
 		targets = append(targets, a)
 	}
 	results := apply.ApplyAll(ctx, targets, files, report)
+	for i, r := range results {
+		if a := targets[i]; a.Memory != nil && t != nil && t.gens != nil && r.Err == nil && len(r.Refused) == 0 && len(r.Collisions) == 0 {
+			a.Memory.Settle(t.gens[r.Member])
+		}
+	}
 	l.observeApply(results)
-	return results
+	if len(settled) == 0 {
+		return results
+	}
+	// In the members' order, as without them.
+	byMember := map[string]*apply.Result{}
+	for _, r := range append(results, settled...) {
+		byMember[r.Member] = r
+	}
+	ordered := make([]*apply.Result, 0, len(byMember))
+	for _, m := range l.Members.Members() {
+		if r := byMember[m.Name]; r != nil {
+			ordered = append(ordered, r)
+		}
+	}
+	return ordered
 }
 
 // perObject is what each object a member is sent adds to its apply's

@@ -90,6 +90,10 @@ type Loop struct {
 	// serializes its use (a diff can render beside the cycle).
 	rendererMu sync.Mutex
 	renderer   *layout.Renderer
+	// gens are the members' generations and lastJoined their snapshots
+	// at the last render (generations); under rendererMu.
+	gens       map[string]uint64
+	lastJoined map[string][]byte
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
 

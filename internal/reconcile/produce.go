@@ -22,6 +22,10 @@ import (
 // tree is one rendered repository state, ready to commit.
 type tree struct {
 	files map[string][]byte
+	// gens are the members' generations (Loop.generations): a member's
+	// moves on whenever what it is applied may have changed. Nil outside
+	// the loop's own render.
+	gens map[string]uint64
 	// joined are each member's snapshot as the files under
 	// inputs/<member>/ join, by member (layout.JoinInputs).
 	joined map[string][]byte
@@ -178,7 +182,32 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	return l.treeOf(rs, snaps, rendered, report, nil)
+	t, err := l.treeOf(rs, snaps, rendered, report, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.gens = l.generations(l.renderer.Touched(), t.joined)
+	return t, nil
+}
+
+// generations moves on the generation of every member the render's
+// changes reached (layout.Renderer.Touched) or whose own snapshot is not
+// the one of the last render (its exports' status is written from it),
+// and returns them all. Called with rendererMu held.
+func (l *Loop) generations(touched map[string]bool, joined map[string][]byte) map[string]uint64 {
+	if l.gens == nil {
+		l.gens, l.lastJoined = map[string]uint64{}, map[string][]byte{}
+	}
+	out := make(map[string]uint64, len(joined))
+	for _, m := range l.Config.MemberNames() {
+		b, last := joined[m], l.lastJoined[m]
+		if touched[m] || len(b) != len(last) || (len(b) > 0 && &b[0] != &last[0]) {
+			l.gens[m]++
+		}
+		out[m] = l.gens[m]
+	}
+	l.lastJoined = joined
+	return out
 }
 
 // treeOfOutput is treeOf for a render.Output.

@@ -156,7 +156,7 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	applyStart := time.Now()
-	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false, pub.change)
+	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false, pub.change, pub.tree)
 	out.Took.Apply = time.Since(applyStart)
 	if l.Review != nil {
 		// After apply: proposals and the forge never delay the data path.
@@ -196,6 +196,10 @@ type published struct {
 	// publish).
 	files  map[string][]byte
 	report *render.Report
+	// tree is the render they are, when it is the loop's own (not a
+	// migration's): apply takes the members' generations and snapshots
+	// from it.
+	tree *tree
 	// review is what review mode does after the commit; nil outside it
 	// and when the render was reused (its proposals are pushed already).
 	review *reviewed
@@ -248,7 +252,7 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 	if u := l.lastUnchanged(rs); u != nil {
 		l.syncIndex()
 		l.recordPush(ctx, head, u.tree.members())
-		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report}, nil
+		return &published{collected: collected, commit: head, files: u.tree.files, report: u.tree.report, tree: u.tree}, nil
 	}
 	t := l.Config.Spec.Sync.Timings()
 	var (
@@ -300,10 +304,11 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 		l.syncIndex()
 	}
 	l.recordPush(ctx, hash, last.members())
-	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review}
+	pub := &published{collected: collected, commit: hash, changed: changed, message: lastMsg, files: last.files, report: last.report, review: last.review, tree: last}
 	if !changed && migrated != nil {
 		// The migration is the cycle's commit: apply it, and say so.
 		pub.changed, pub.message, last.prev = true, migrated.message, migrated.prev
+		pub.tree = nil
 	}
 	if pub.changed {
 		// A report the commit did not rewrite did not change.

@@ -156,6 +156,49 @@ func BenchmarkFleet(b *testing.B) {
 			}
 		}
 	})
+	// The writes one-change makes in the members, alone: each member's
+	// copy of the moved slice, one server-side apply PATCH with its
+	// address moved, members in parallel (the Git side of the floor is
+	// BenchmarkCycle's).
+	b.Run(fmt.Sprintf("services=%d/one-change-floor", services), func(b *testing.B) {
+		head, err := w.loop.Repo.Head()
+		require.NoError(b, err)
+		files, err := w.loop.Repo.Files(head, layout.ClustersDir)
+		require.NoError(b, err)
+		derived := render.DerivedServiceName(slice.Namespace, slice.Labels[discoveryv1.LabelServiceName])
+		copies := map[string][]*unstructured.Unstructured{}
+		for _, m := range w.members {
+			objs, err := apply.Build(files, m.Name)
+			require.NoError(b, err)
+			for _, o := range objs {
+				if o.GetKind() == "EndpointSlice" && o.GetNamespace() == slice.Namespace &&
+					o.GetLabels()[discoveryv1.LabelServiceName] == derived && o.GetLabels()[mcsv1alpha1.LabelSourceCluster] == c1.Name {
+					copies[m.Name] = append(copies[m.Name], o)
+				}
+			}
+			require.NotEmpty(b, copies[m.Name], "%s holds no copy of the moved slice", m.Name)
+		}
+		n := 0
+		for b.Loop() {
+			n++
+			var wg sync.WaitGroup
+			for _, m := range w.members {
+				wg.Go(func() {
+					for _, o := range copies[m.Name] {
+						o := o.DeepCopy()
+						eps, _, _ := unstructured.NestedSlice(o.Object, "endpoints")
+						eps[0].(map[string]any)["addresses"] = []any{fmt.Sprintf("10.251.%d.%d", n/250, n%250+1)}
+						_ = unstructured.SetNestedSlice(o.Object, eps, "endpoints")
+						if err := m.Client.Patch(ctx, o, client.Apply, client.FieldOwner("floor"), client.ForceOwnership); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		}
+	})
 	// As run has them: the members watched, so a cycle lists only the
 	// members whose watch saw a change (the others answer one GET).
 	events := watchMembers(b, w)

@@ -5,8 +5,10 @@ package e2e
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,6 +133,61 @@ func TestSyncLifecycle(t *testing.T) {
 
 // TestSyncWithMemberDown: a member whose apiserver is gone does not stop
 // the others, the exit says which member, and its exports stay imported.
+// A cycle whose change did not reach a member leaves it alone (nothing
+// built, compared or sent), while the members it reached are applied; a
+// member whose last apply was refused something is applied again; once
+// the memory lapses (resyncInterval), everyone is applied.
+func TestSyncLeavesAloneWhatAChangeDidNotReach(t *testing.T) {
+	w := newWorld(t, 3, "    resyncInterval: 3s\n")
+	ctx := context.Background()
+	c1, c2, c3 := w.member("cluster-1"), w.member("cluster-2"), w.member("cluster-3")
+	// shop exists in cluster-1 and cluster-2 only: cluster-3 imports
+	// nothing of it.
+	export(t, c1, "shop", "cart", 80, "10.1.0.10")
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "shop"))
+	export(t, c3, "httpbin", "httpbin", 80, "10.3.0.10")
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c1.Client, "httpbin"))
+	require.NoError(t, envtest.EnsureNamespaces(ctx, c2.Client, "httpbin"))
+
+	settled := func(out *reconcile.Outcome) map[string]bool {
+		got := map[string]bool{}
+		for _, r := range out.Applied {
+			require.NoError(t, r.Err, r.Member)
+			got[r.Member] = r.Settled
+		}
+		require.Len(t, got, 3)
+		return got
+	}
+	out := w.sync()
+	require.True(t, out.Committed)
+	require.Equal(t, map[string]bool{"cluster-1": false, "cluster-2": false, "cluster-3": false}, settled(out), "the first apply")
+	require.Equal(t, map[string]bool{"cluster-1": true, "cluster-2": true, "cluster-3": true}, settled(w.sync()), "nothing changed")
+
+	var sl discoveryv1.EndpointSlice
+	require.NoError(t, c1.Client.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "cart-cluster-1"}, &sl))
+	sl.Endpoints[0].Addresses = []string{"10.1.0.99"}
+	require.NoError(t, c1.Client.Update(ctx, &sl))
+	out = w.sync()
+	require.True(t, out.Committed)
+	require.Equal(t, map[string]bool{"cluster-1": false, "cluster-2": false, "cluster-3": true}, settled(out),
+		"an endpoint of shop/cart moved: cluster-3 imports nothing of it")
+	eventually(t, 10*time.Second, func() bool {
+		var list discoveryv1.EndpointSliceList
+		if err := c2.Client.List(ctx, &list, client.InNamespace("shop"), client.MatchingLabels{mcsv1alpha1.LabelSourceCluster: "cluster-1"}); err != nil {
+			return false
+		}
+		for _, s := range list.Items {
+			if len(s.Endpoints) > 0 && slices.Contains(s.Endpoints[0].Addresses, "10.1.0.99") {
+				return true
+			}
+		}
+		return false
+	}, "the moved endpoint did not reach cluster-2")
+
+	time.Sleep(3100 * time.Millisecond) // past resyncInterval: the memory lapses
+	require.Equal(t, map[string]bool{"cluster-1": false, "cluster-2": false, "cluster-3": false}, settled(w.sync()), "after the resync interval")
+}
+
 func TestSyncWithMemberDown(t *testing.T) {
 	w := newWorld(t, 3, "")
 	ctx := context.Background()
