@@ -75,6 +75,8 @@ type Repo struct {
 	// committed the files the last Commit committed or found in HEAD.
 	hashes    blobHashes
 	committed committedFiles
+	// expected is what the caller said the next Commit changes.
+	expected *expectation
 	// indexCache is the index stage last wrote, unstaged what commits
 	// changed since (index.go).
 	indexCache indexCache

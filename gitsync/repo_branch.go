@@ -26,7 +26,7 @@ func (r *Repo) CommitOn(name string, parent plumbing.Hash, files map[string][]by
 	if ref == r.branch {
 		return plumbing.ZeroHash, false, fmt.Errorf("branch %s is the branch the loop commits to", name)
 	}
-	d, err := r.diffHead(parent, files, roots)
+	d, err := r.diffHead(parent, files, roots, nil)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}

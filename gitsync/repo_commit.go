@@ -35,14 +35,14 @@ func (r *Repo) Changes(files map[string][]byte, roots []string) (*Changes, error
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.diffHead(head, files, roots)
+	d, err := r.diffHead(head, files, roots, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Changes{Written: d.changed, Removed: d.removed}, nil
 }
 
-func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []string) (*headDiff, error) {
+func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []string, hint *expectation) (*headDiff, error) {
 	base := r.committed
 	// The same map again may have been modified since: compared with
 	// itself it would say nothing changed.
@@ -52,6 +52,9 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 	}
 	// files against the files head was committed from: only a path whose
 	// bytes are another slice can differ, and only one they lack is gone.
+	if hint != nil && sameMap(hint.since, base.files) {
+		return r.diffExpected(head, files, roots, base, hint.paths)
+	}
 	var candidates []string
 	found := 0
 	for p, b := range files {
@@ -80,6 +83,67 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 		sort.Strings(d.removed)
 	}
 	return d, nil
+}
+
+// diffExpected is diffHead when the caller says at which paths files may
+// differ from base's (ExpectChanges): only those are compared.
+func (r *Repo) diffExpected(head plumbing.Hash, files map[string][]byte, roots []string, base committedFiles, paths []string) (*headDiff, error) {
+	var candidates, removed []string
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		b, ok := files[p]
+		if !ok {
+			if _, had := base.files[p]; had {
+				removed = append(removed, p)
+			}
+			continue
+		}
+		if old, had := base.files[p]; had && sameSlice(old, b) {
+			continue
+		}
+		if !underRoots(p, roots) {
+			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		}
+		candidates = append(candidates, p)
+	}
+	d, err := r.diffPaths(head, files, candidates, roots)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(removed)
+	d.removed = removed
+	return d, nil
+}
+
+// expectation is what ExpectChanges said about the next Commit's files.
+type expectation struct {
+	since map[string][]byte
+	paths []string
+}
+
+// ExpectChanges tells the next Commit (only that one) that its files
+// differ from the map since only at paths (set, changed or removed there;
+// the same byte slices everywhere else). When since is the map the last
+// Commit was given and HEAD is still what that Commit left, only these
+// paths are compared: a change then costs its paths, not a pass over
+// every file (half a million at 100 members x 1,000 services). Anything
+// else (another map, HEAD moved) compares as usual.
+func (r *Repo) ExpectChanges(since map[string][]byte, paths []string) {
+	r.expected = &expectation{since: since, paths: paths}
+}
+
+func (r *Repo) takeExpected() *expectation {
+	e := r.expected
+	r.expected = nil
+	return e
+}
+
+func sameMap(a, b map[string][]byte) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // diffAll compares every one of files with head's tree.
@@ -162,6 +226,7 @@ func StaticMessage(msg string) Message { return func(*Changes) string { return m
 // the first Commit after Open or ResetToRemote writes the whole tree like
 // WriteTree, deleting whatever a checkout left there (links included).
 func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plumbing.Hash, bool, error) {
+	hint := r.takeExpected()
 	head, err := r.Head()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -173,7 +238,7 @@ func (r *Repo) Commit(files map[string][]byte, roots []string, msg Message) (plu
 			return head, false, fmt.Errorf("path %s in the repository: %w", r.opts.Path, err)
 		}
 	}
-	d, err := r.diffHead(head, files, roots)
+	d, err := r.diffHead(head, files, roots, hint)
 	if err != nil {
 		return head, false, err
 	}

@@ -375,3 +375,50 @@ func TestCommitComparesWithWhatItCommitted(t *testing.T) {
 	require.Equal(t, []string{some}, c.Removed)
 	require.Equal(t, []string{"status/web/added.yaml", "status/web/api.yaml"}, c.Written)
 }
+
+// ExpectChanges narrows the next Commit to the paths given, when they are
+// said against the map the last Commit got; said against another map,
+// or with HEAD moved, it is not trusted and everything is compared.
+func TestCommitTrustsExpectedChangesOnlyAgainstItsLastFiles(t *testing.T) {
+	r := open(t, bareRemote(t))
+	first := rendered()
+	_, _, err := r.Commit(first, treeRoots, StaticMessage("first"))
+	require.NoError(t, err)
+
+	next := maps.Clone(first)
+	next["status/web/api.yaml"] = []byte("changed: 1\n")
+	delete(next, "clusters/a/web/api/serviceimport.yaml")
+	r.ExpectChanges(first, []string{"status/web/api.yaml", "clusters/a/web/api/serviceimport.yaml", "status/web/api.yaml"}) // a path twice is one path
+	c2, changed, err := r.Commit(next, treeRoots, StaticMessage("second"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	got, err := r.Files(c2)
+	require.NoError(t, err)
+	require.Equal(t, next, got)
+
+	// Said against a map the last Commit did not get: a change outside
+	// the paths given is still found.
+	third := maps.Clone(next)
+	third["status/web/other.yaml"] = []byte("other: 1\n")
+	r.ExpectChanges(first, []string{"status/web/api.yaml"})
+	c3, changed, err := r.Commit(third, treeRoots, StaticMessage("third"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	got, err = r.Files(c3)
+	require.NoError(t, err)
+	require.Equal(t, third, got)
+
+	// Used once: the Commit after it compares everything again.
+	fourth := maps.Clone(third)
+	fourth["status/web/fourth.yaml"] = []byte("fourth: 1\n")
+	r.ExpectChanges(third, nil)
+	_, changed, err = r.Commit(maps.Clone(third), treeRoots, StaticMessage("nothing"))
+	require.NoError(t, err)
+	require.False(t, changed)
+	c4, changed, err := r.Commit(fourth, treeRoots, StaticMessage("fourth"))
+	require.NoError(t, err)
+	require.True(t, changed)
+	got, err = r.Files(c4)
+	require.NoError(t, err)
+	require.Equal(t, fourth, got)
+}

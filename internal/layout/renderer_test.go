@@ -52,6 +52,7 @@ func TestRendererGivesWhatFilesGives(t *testing.T) {
 				require.Equal(t, wantReport, report, step)
 				if lastFiles != nil {
 					untouchedSame(t, step, r.Touched(), lastFiles, got, lastReport, report)
+					changedCovers(t, step, r.Changed(), lastFiles, got)
 				}
 				lastFiles, lastReport = got, report
 			}
@@ -384,6 +385,28 @@ func untouchedSame(t *testing.T, step string, touched map[string]bool, before, a
 		for _, e := range s.Exports {
 			if !touched[e.Member] {
 				require.Equal(t, parts(was, e.Member), parts(is, e.Member), "%s: the report of %s's exports changed, but Touched leaves it out", step, e.Member)
+			}
+		}
+	}
+}
+
+// changedCovers checks Changed's promise: every path at which two calls'
+// files differ is among it (unless it is nil: anything may differ).
+func changedCovers(t *testing.T, step string, changed []string, before, after map[string][]byte) {
+	t.Helper()
+	if changed == nil {
+		return
+	}
+	in := map[string]bool{}
+	for _, p := range changed {
+		in[p] = true
+	}
+	for _, files := range []map[string][]byte{before, after} {
+		for p := range files {
+			b, hadBefore := before[p]
+			a, hasAfter := after[p]
+			if (hadBefore != hasAfter || string(a) != string(b)) && !in[p] {
+				t.Fatalf("%s: %s differs from the last call, but Changed leaves it out", step, p)
 			}
 		}
 	}

@@ -94,6 +94,10 @@ type Loop struct {
 	// at the last render (generations); under rendererMu.
 	gens       map[string]uint64
 	lastJoined map[string][]byte
+	// lastTree is the files of the last render's tree; inputPaths each
+	// member's input files in it (treeChanges). Under rendererMu.
+	lastTree   map[string][]byte
+	inputPaths map[string][]string
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
 

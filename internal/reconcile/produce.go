@@ -22,6 +22,10 @@ import (
 // tree is one rendered repository state, ready to commit.
 type tree struct {
 	files map[string][]byte
+	// changed are the paths at which files may differ from since, the
+	// files of the render before (Loop.treeChanges); nil: anywhere.
+	since   map[string][]byte
+	changed []string
 	// gens are the members' generations (Loop.generations): a member's
 	// moves on whenever what it is applied may have changed. Nil outside
 	// the loop's own render.
@@ -186,8 +190,45 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.since, t.changed = l.lastTree, l.treeChanges(t)
+	l.lastTree = t.files
 	t.gens = l.generations(l.renderer.Touched(), t.joined)
 	return t, nil
+}
+
+// treeChanges are the paths at which t's files may differ from the last
+// render's tree (gitsync.Repo.ExpectChanges): what the Renderer changed,
+// every part of a member whose snapshot is another, and the loop's own
+// files. Nil when the Renderer rendered everything anew, or there was no
+// last tree. Called with rendererMu held, before generations.
+func (l *Loop) treeChanges(t *tree) []string {
+	rendered := l.renderer.Changed()
+	defer func() {
+		// The input paths of the members as this render left them.
+		l.cacheMu.Lock()
+		defer l.cacheMu.Unlock()
+		l.inputPaths = make(map[string][]string, len(t.joined))
+		for m := range t.joined {
+			l.inputPaths[m] = slices.Collect(maps.Keys(l.parts[m].parts))
+		}
+	}()
+	if rendered == nil || l.lastTree == nil {
+		return nil
+	}
+	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile)
+	l.cacheMu.Lock()
+	defer l.cacheMu.Unlock()
+	for _, m := range l.Config.MemberNames() {
+		b, last := t.joined[m], l.lastJoined[m]
+		if len(b) == len(last) && (len(b) == 0 || &b[0] == &last[0]) {
+			continue
+		}
+		out = append(out, l.inputPaths[m]...)
+		if b != nil {
+			out = append(out, slices.Collect(maps.Keys(l.parts[m].parts))...)
+		}
+	}
+	return out
 }
 
 // generations moves on the generation of every member the render's

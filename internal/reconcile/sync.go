@@ -287,6 +287,9 @@ func (l *Loop) publish(ctx context.Context, collected []clusters.Result) (*publi
 				return nil, nil, nil, err
 			}
 			last, lastMsg, lastChanges = tr, "", nil
+			if tr.changed != nil {
+				l.Repo.ExpectChanges(tr.since, tr.changed)
+			}
 			return tr.files, layout.Roots, func(c *gitsync.Changes) string {
 				lastMsg, lastChanges = tr.message(c), c
 				return lastMsg
