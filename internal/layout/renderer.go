@@ -91,6 +91,15 @@ func (r *Renderer) Render(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, 
 		s := old
 		if old == nil || !old.in.Same(in) {
 			s = r.renderService(p, i, in, members, &work)
+			if len(work.jobs) >= flushJobs {
+				// A first render would otherwise hold every object of the
+				// ClusterSet until it serializes them: 400,000 at 100
+				// members x 1,000 services.
+				if err := work.run(); err != nil {
+					return nil, nil, err
+				}
+				work = serializing{}
+			}
 			for m := range members {
 				changed[m] = changed[m] || !samePaths(old, s, m)
 			}
@@ -347,6 +356,11 @@ func samePaths(a, b *renderedService, m int) bool {
 	}
 	return slices.EqualFunc(pa, pb, func(x, y renderedFile) bool { return x.rel == y.rel })
 }
+
+// flushJobs is how many files Render serializes at once, at most: enough
+// to keep the workers busy, few enough that the objects waiting are a
+// small part of the ClusterSet.
+var flushJobs = 20000
 
 // serializing collects files to serialize and where each one's bytes go.
 type serializing struct {
