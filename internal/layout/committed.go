@@ -142,12 +142,9 @@ func reportAfter(prev *render.Report, files map[string][]byte, changed map[strin
 			}
 			continue
 		}
-		s, err := ParseServiceReport(data)
+		s, err := serviceReportAt(p, data, ns, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if s.Namespace != ns || s.Name != name {
-			return nil, fmt.Errorf("%s: holds the report of %s/%s", p, s.Namespace, s.Name)
+			return nil, err
 		}
 		if had {
 			services[i] = *s

@@ -48,12 +48,9 @@ func readReport(files map[string][]byte) (*render.Report, error) {
 		if !ok {
 			continue
 		}
-		s, err := ParseServiceReport(data)
+		s, err := serviceReportAt(p, data, ns, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if s.Namespace != ns || s.Name != name {
-			return nil, fmt.Errorf("%s: holds the report of %s/%s", p, s.Namespace, s.Name)
+			return nil, err
 		}
 		r.Services = append(r.Services, *s)
 	}
@@ -99,4 +96,16 @@ func readGateways(files map[string][]byte) ([]render.GatewayReport, error) {
 		}
 	}
 	return doc.Gateways, nil
+}
+
+// serviceReportAt parses the report at path p, which must be ns/name's.
+func serviceReportAt(p string, data []byte, ns, name string) (*render.ServiceReport, error) {
+	s, err := ParseServiceReport(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if s.Namespace != ns || s.Name != name {
+		return nil, fmt.Errorf("%s: holds the report of %s/%s", p, s.Namespace, s.Name)
+	}
+	return s, nil
 }
