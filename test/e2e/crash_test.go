@@ -178,7 +178,7 @@ func buildBinary(t *testing.T) string {
 	return binary
 }
 
-func envInt(t *testing.T, name string, def int) int {
+func envInt(t testing.TB, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
