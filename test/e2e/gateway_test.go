@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -178,33 +180,50 @@ func TestGatewayModeFailOverInRun(t *testing.T) {
 // BenchmarkFailOverSwitch measures, in the controller, the time from the
 // consumer's local endpoints turning not ready to its slices pointing at
 // the FailOver target (and back), debounce included, minCommitInterval 0.
+// MCS_BENCH_SERVICES adds that many generated services to every member
+// (BenchmarkFleet's world); MCS_BENCH_LOG as there.
 func BenchmarkFailOverSwitch(b *testing.B) {
 	const samples = 10
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(quietLog())
 	w := fsmDemo(b, "    minCommitInterval: \"0\"\n")
-	w.loop.Log = quietLog()
+	w.loop.Log = benchLog(b)
+	if n := envInt(b, "MCS_BENCH_SERVICES", 0); n > 0 {
+		// The demo among n generated services a member, exported from 2
+		// members each: the FailOver decided in a fleet-sized world.
+		seedGenerated(b, w, n)
+	}
 	c2 := w.member("cluster-2")
 	runLoop(b, w)
-	wait := func(want []string) time.Duration {
+	wait := func(want []string, limit time.Duration) time.Duration {
 		start := time.Now()
 		for !slices.Equal(importedFrom(b, c2), want) {
-			if time.Since(start) > 20*time.Second {
-				b.Fatalf("slices not %v after 20 s", want)
+			if time.Since(start) > limit {
+				b.Fatalf("slices not %v after %s", want, limit)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 		return time.Since(start)
 	}
-	wait(local)
+	wait(local, 5*time.Minute) // the first sync: minutes with MCS_BENCH_SERVICES
+	// Sample once a whole cycle has succeeded (the first one applies
+	// every object, and may need a second to finish their status).
+	settled := time.Now()
+	for testutil.ToFloat64(w.loop.Metrics.LastSuccessfulCycle) == 0 {
+		if time.Since(settled) > 10*time.Minute {
+			b.Fatal("no successful cycle within 10 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 	var over, back []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		for range samples {
 			setReady(b, c2, false)
-			over = append(over, wait(failover))
+			over = append(over, wait(failover, 20*time.Second))
 			setReady(b, c2, true)
-			back = append(back, wait(local))
+			back = append(back, wait(local, 20*time.Second))
 		}
 	}
 	slices.Sort(over)
