@@ -57,55 +57,41 @@ func (r *Repo) headBlobs(head plumbing.Hash, roots []string) (map[string]plumbin
 	return have, nil
 }
 
-// blobHashes computes the Git blob hash of each path's content. The
-// renderer shares one byte slice between identical files, and hands the
-// same slice again for a file that did not change since the last call, so
-// each distinct slice is hashed once and remembered until the next call
-// (which is why the bytes given to Commit and Changes must not be
-// modified); the rest run in parallel. Holding the slices keeps their
-// memory from being reused for other bytes while remembered.
-type blobHashes struct {
-	last map[sliceKey]plumbing.Hash
-}
-
-type sliceKey struct {
-	p *byte
-	n int
-}
-
-func (b *blobHashes) all(files map[string][]byte, paths []string) []plumbing.Hash {
-	first := make(map[sliceKey]int, len(paths))
+// hashAll computes the Git blob hash of each path's content. The renderer
+// shares one byte slice between identical files, so each distinct slice
+// is hashed once; the rest run in parallel. (A slice that did not change
+// since the last Commit is not among the paths at all: diffHead compares
+// with the files that Commit got.)
+func hashAll(files map[string][]byte, paths []string) []plumbing.Hash {
+	type key struct {
+		p *byte
+		n int
+	}
+	first := make(map[key]int, len(paths))
 	owner := make([]int, len(paths))
-	sums := make([]plumbing.Hash, len(paths))
-	known := make([]bool, len(paths))
 	for i, p := range paths {
 		owner[i] = i
 		if data := files[p]; len(data) > 0 {
-			k := sliceKey{&data[0], len(data)}
+			k := key{&data[0], len(data)}
 			if j, ok := first[k]; ok {
 				owner[i] = j
 			} else {
 				first[k] = i
-				sums[i], known[i] = b.last[k]
 			}
 		}
 	}
+	sums := make([]plumbing.Hash, len(paths))
 	_ = forEach(len(paths), func(i int) error {
-		if owner[i] == i && !known[i] {
+		if owner[i] == i {
 			sums[i] = blobHash(files[paths[i]])
 		}
 		return nil
 	})
-	next := make(map[sliceKey]plumbing.Hash, len(first))
-	for k, i := range first {
-		next[k] = sums[i]
-	}
 	for i, j := range owner {
 		if j != i {
 			sums[i] = sums[j]
 		}
 	}
-	b.last = next
 	return sums
 }
 

@@ -71,9 +71,7 @@ type Repo struct {
 	// cache holds the blob hashes of the HEAD tree under the roots last
 	// asked for, so the steady state does not re-read the tree.
 	cache headCache
-	// hashes are the blob hashes of the byte slices last hashed;
-	// committed the files the last Commit committed or found in HEAD.
-	hashes    blobHashes
+	// committed are the files the last Commit committed or found in HEAD.
 	committed committedFiles
 	// expected is what the caller said the next Commit changes.
 	expected *expectation

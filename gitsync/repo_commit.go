@@ -46,8 +46,7 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 	base := r.committed
 	// The same map again may have been modified since: compared with
 	// itself it would say nothing changed.
-	if head.IsZero() || base.files == nil || base.commit != head || !slices.Equal(base.roots, roots) ||
-		reflect.ValueOf(files).UnsafePointer() == reflect.ValueOf(base.files).UnsafePointer() {
+	if head.IsZero() || base.files == nil || base.commit != head || !slices.Equal(base.roots, roots) || sameMap(files, base.files) {
 		return r.diffAll(head, files, roots)
 	}
 	// files against the files head was committed from: only a path whose
@@ -65,8 +64,8 @@ func (r *Repo) diffHead(head plumbing.Hash, files map[string][]byte, roots []str
 				continue
 			}
 		}
-		if !underRoots(p, roots) {
-			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		if err := checkManaged(p, roots); err != nil {
+			return nil, err
 		}
 		candidates = append(candidates, p)
 	}
@@ -105,8 +104,8 @@ func (r *Repo) diffExpected(head plumbing.Hash, files map[string][]byte, roots [
 		if old, had := base.files[p]; had && sameSlice(old, b) {
 			continue
 		}
-		if !underRoots(p, roots) {
-			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		if err := checkManaged(p, roots); err != nil {
+			return nil, err
 		}
 		candidates = append(candidates, p)
 	}
@@ -150,8 +149,8 @@ func sameMap(a, b map[string][]byte) bool {
 func (r *Repo) diffAll(head plumbing.Hash, files map[string][]byte, roots []string) (*headDiff, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
-		if !underRoots(p, roots) {
-			return nil, fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+		if err := checkManaged(p, roots); err != nil {
+			return nil, err
 		}
 		paths = append(paths, p)
 	}
@@ -175,7 +174,7 @@ func (r *Repo) diffAll(head plumbing.Hash, files map[string][]byte, roots []stri
 // diffPaths is the diff of paths of files against head: those whose blob
 // differs, or head lacks. It says nothing about removed paths.
 func (r *Repo) diffPaths(head plumbing.Hash, files map[string][]byte, paths []string, roots []string) (*headDiff, error) {
-	sums := r.hashes.all(files, paths)
+	sums := hashAll(files, paths)
 	have, err := r.headBlobs(head, roots)
 	if err != nil {
 		return nil, err
@@ -197,6 +196,14 @@ type committedFiles struct {
 	commit plumbing.Hash
 	roots  []string
 	files  map[string][]byte
+}
+
+// checkManaged refuses a rendered file outside roots.
+func checkManaged(p string, roots []string) error {
+	if !underRoots(p, roots) {
+		return fmt.Errorf("rendered file %s is outside the managed paths %v", p, roots)
+	}
+	return nil
 }
 
 func sameSlice(a, b []byte) bool {
