@@ -71,48 +71,17 @@ func ReadCommitted(files map[string][]byte) (*Committed, error) {
 // ReadCommittedAfter is ReadCommitted(files) for a tree that differs from
 // the one prev was read from only at the paths in changed (written or
 // removed), and costs what changed: only the reports of changed files are
-// parsed, and inputs, when not nil, are the members' snapshots as
-// JoinInputs(files) gives them (the loop has them already), else only the
-// changed members' are joined again. The loop reads its own commits back
-// through it: reading and parsing every file was a fifth of a one-change
-// cycle at 20 members x 1,000 services. prev is shared, not copied, and
-// neither may be modified.
+// parsed, and inputs are the members' snapshots as JoinInputs(files)
+// gives them, which the loop has already. The loop reads its own commits
+// back through it: reading and parsing every file was a fifth of a
+// one-change cycle at 20 members x 1,000 services. prev is shared, not
+// copied, and neither may be modified.
 func ReadCommittedAfter(prev *Committed, files map[string][]byte, changed map[string]bool, inputs map[string][]byte) (*Committed, error) {
-	if inputs == nil {
-		inputs = inputsAfter(prev.Inputs, files, changed)
-	}
 	report, err := reportAfter(prev.Report, files, changed)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return readCommitted(files, inputs, report)
-}
-
-// inputsAfter joins again the inputs of the members one of whose parts
-// changed, and keeps the others' from prev.
-func inputsAfter(prev, files map[string][]byte, changed map[string]bool) map[string][]byte {
-	again := map[string]bool{}
-	for p := range changed {
-		if m, ok := InputMember(p); ok {
-			again[m] = true
-		}
-	}
-	if len(again) == 0 {
-		return prev
-	}
-	parts := map[string][]byte{}
-	for p, b := range files {
-		if m, ok := InputMember(p); ok && again[m] {
-			parts[p] = b
-		}
-	}
-	out := JoinInputs(parts)
-	for m, b := range prev {
-		if !again[m] {
-			out[m] = b
-		}
-	}
-	return out
 }
 
 // reportAfter is readReport of files, taking the services whose report

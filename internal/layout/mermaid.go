@@ -84,31 +84,10 @@ func mermaidText(s string) string { return mermaidSpecial.Replace(s) }
 
 var mermaidSpecial = strings.NewReplacer(`"`, "#quot;", "\n", " ")
 
-// reachEdges are a world's edges: from each exporter that serves a
-// service (its endpoints are counted) to each other member importing it.
-func reachEdges(services []render.ServiceReport) map[edge][]string {
-	out := map[edge][]string{}
-	for _, s := range services {
-		key := s.Namespace + "/" + s.Name
-		reach := change.Reaching(&s)
-		for from := range s.Endpoints {
-			for _, to := range reach {
-				if to != from {
-					e := edge{from: from, to: to, style: "solid"}
-					out[e] = append(out[e], key)
-				}
-			}
-		}
-	}
-	for e := range out {
-		slices.SortFunc(out[e], naturalCompare)
-	}
-	return out
-}
-
-// reachCounts is, per edge of reachEdges, how many services it carries.
-func reachCounts(services []render.ServiceReport) map[edge]int {
-	out := map[edge]int{}
+// eachReachEdge calls f for each of a world's edges of each service: from
+// each exporter that serves it (its endpoints are counted) to each other
+// member importing it.
+func eachReachEdge(services []render.ServiceReport, f func(e edge, s *render.ServiceReport)) {
 	for i := range services {
 		s := &services[i]
 		if len(s.Endpoints) == 0 {
@@ -118,11 +97,31 @@ func reachCounts(services []render.ServiceReport) map[edge]int {
 		for from := range s.Endpoints {
 			for _, to := range reach {
 				if to != from {
-					out[edge{from: from, to: to, style: "solid"}]++
+					f(edge{from: from, to: to, style: "solid"}, s)
 				}
 			}
 		}
 	}
+}
+
+// reachEdges are a world's edges (eachReachEdge), each with its services
+// in natural order.
+func reachEdges(services []render.ServiceReport) map[edge][]string {
+	out := map[edge][]string{}
+	eachReachEdge(services, func(e edge, s *render.ServiceReport) {
+		out[e] = append(out[e], s.Namespace+"/"+s.Name)
+	})
+	for e := range out {
+		slices.SortFunc(out[e], naturalCompare)
+	}
+	return out
+}
+
+// reachCounts is, per edge of reachEdges, how many services it carries:
+// what the matrix needs, without the sorted lists.
+func reachCounts(services []render.ServiceReport) map[edge]int {
+	out := map[edge]int{}
+	eachReachEdge(services, func(e edge, _ *render.ServiceReport) { out[e]++ })
 	return out
 }
 
@@ -130,29 +129,17 @@ func reachCounts(services []render.ServiceReport) map[edge]int {
 // the limits, the matrix of how many services each member reaches through
 // each exporter.
 func reachPicture(b *strings.Builder, services []render.ServiceReport, members []string) {
-	var counts map[edge]int
 	if len(members) <= graphMembers {
-		edges := reachEdges(services)
-		if len(edges) == 0 {
-			return
-		}
-		if len(edges) <= graphLimit {
+		if edges := reachEdges(services); len(edges) > 0 && len(edges) <= graphLimit {
 			b.WriteString("\n")
 			b.WriteString(mermaid(members, edges))
 			return
 		}
-		counts = make(map[edge]int, len(edges))
-		for e, keys := range edges {
-			counts[e] = len(keys)
-		}
-	} else {
-		// Past graphMembers only the matrix is drawn: the counts will do,
-		// without the sorted list of services on every edge.
-		if counts = reachCounts(services); len(counts) == 0 {
-			return
-		}
 	}
-	edges := counts
+	edges := reachCounts(services)
+	if len(edges) == 0 {
+		return
+	}
 	fmt.Fprintf(b, "\n%d members, %d exporter-to-member paths: past %d paths or %d members a graph crosses its edges until it cannot be read, so here is the matrix (row: the member that reaches, column: the exporter, cell: how many services).\n\n",
 		len(members), len(edges), graphLimit, graphMembers)
 	b.WriteString("| reaches \\ through |")

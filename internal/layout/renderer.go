@@ -60,9 +60,7 @@ type renderedFile struct {
 
 type renderedKustomization struct {
 	resources []string
-	// memberFiles are the member-level files it lists (render.MemberObjects).
-	memberFiles []renderedFile
-	data        []byte
+	data      []byte
 }
 
 // Render renders cfg and snaps with opts and lays the output out.
@@ -321,7 +319,7 @@ func (r *Renderer) renderService(p *render.Prepared, i int, in render.Inputs, me
 // are the same, else a new list, serialized only when it differs.
 func (r *Renderer) kustomization(name string, unchanged bool, services []*renderedService, m int, memberFiles []renderedFile) *renderedKustomization {
 	old, had := r.kustomizations[name]
-	if had && unchanged && slices.EqualFunc(old.memberFiles, memberFiles, func(a, b renderedFile) bool { return a.rel == b.rel }) {
+	if had && unchanged && sameRels(r.memberFiles[name], memberFiles) {
 		return old
 	}
 	resources := []string{} // an empty list is written as [], not null
@@ -337,7 +335,7 @@ func (r *Renderer) kustomization(name string, unchanged bool, services []*render
 		}
 	}
 	sort.Strings(resources)
-	k := &renderedKustomization{resources: resources, memberFiles: memberFiles}
+	k := &renderedKustomization{resources: resources}
 	if had && slices.Equal(old.resources, resources) {
 		k.data = old.data
 	}
@@ -354,7 +352,12 @@ func samePaths(a, b *renderedService, m int) bool {
 	if b != nil && m < len(b.files) {
 		pb = b.files[m]
 	}
-	return slices.EqualFunc(pa, pb, func(x, y renderedFile) bool { return x.rel == y.rel })
+	return sameRels(pa, pb)
+}
+
+// sameRels reports whether a and b are files at the same paths.
+func sameRels(a, b []renderedFile) bool {
+	return slices.EqualFunc(a, b, func(x, y renderedFile) bool { return x.rel == y.rel })
 }
 
 // flushJobs is how many files Render serializes at once, at most: enough

@@ -66,7 +66,7 @@ func (l *Loop) readCommitted(head plumbing.Hash) (*layout.Committed, error) {
 // reading it back from Git: only the reports whose files c says changed
 // are parsed (layout.ReadCommittedAfter gives what ReadCommitted of the
 // commit gives); joined are the members' snapshots, by member, as the
-// commit's inputs/ join (nil: joined again where they changed). Anything else (no state for parent, a report that does
+// commit's inputs/ join. Anything else (no state for parent, a report that does
 // not parse) leaves the next cycle to read the commit as before.
 func (l *Loop) advanceCommitted(parent, commit plumbing.Hash, files, joined map[string][]byte, c *gitsync.Changes) {
 	if c == nil {
