@@ -90,14 +90,14 @@ type Loop struct {
 	// serializes its use (a diff can render beside the cycle).
 	rendererMu sync.Mutex
 	renderer   *layout.Renderer
-	// gens are the members' generations and lastJoined their snapshots
-	// at the last render (generations); under rendererMu.
+	// gens are the members' generations (generations); lastTree,
+	// lastJoined and lastParts the last render's files, members'
+	// snapshots and their input files (movedSnapshots, treeChanges).
+	// Under rendererMu.
 	gens       map[string]uint64
-	lastJoined map[string][]byte
-	// lastTree is the files of the last render's tree; inputPaths each
-	// member's input files in it (treeChanges). Under rendererMu.
 	lastTree   map[string][]byte
-	inputPaths map[string][]string
+	lastJoined map[string][]byte
+	lastParts  map[string]map[string][]byte
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
 

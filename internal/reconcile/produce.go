@@ -31,8 +31,10 @@ type tree struct {
 	// the loop's own render.
 	gens map[string]uint64
 	// joined are each member's snapshot as the files under
-	// inputs/<member>/ join, by member (layout.JoinInputs).
+	// inputs/<member>/ join, by member (layout.JoinInputs); parts those
+	// files.
 	joined map[string][]byte
+	parts  map[string]map[string][]byte
 	report *render.Report
 	prev   *render.Report
 	events []change.Member
@@ -190,64 +192,61 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.since, t.changed = l.lastTree, l.treeChanges(t)
-	l.lastTree = t.files
-	t.gens = l.generations(l.renderer.Touched(), t.joined)
+	moved := l.movedSnapshots(t.joined)
+	t.since, t.changed = l.lastTree, l.treeChanges(t, moved)
+	t.gens = l.generations(l.renderer.Touched(), moved)
+	l.lastTree, l.lastJoined, l.lastParts = t.files, t.joined, t.parts
 	return t, nil
+}
+
+// movedSnapshots are the members whose snapshot in joined is not the one
+// of the last render (the normalize cache hands out the same bytes for
+// the same snapshot). Called with rendererMu held.
+func (l *Loop) movedSnapshots(joined map[string][]byte) map[string]bool {
+	moved := map[string]bool{}
+	for _, m := range l.Config.MemberNames() {
+		b, last := joined[m], l.lastJoined[m]
+		if len(b) != len(last) || (len(b) > 0 && &b[0] != &last[0]) {
+			moved[m] = true
+		}
+	}
+	return moved
 }
 
 // treeChanges are the paths at which t's files may differ from the last
 // render's tree (gitsync.Repo.ExpectChanges): what the Renderer changed,
-// every part of a member whose snapshot is another, and the loop's own
-// files. Nil when the Renderer rendered everything anew, or there was no
-// last tree. Called with rendererMu held, before generations.
-func (l *Loop) treeChanges(t *tree) []string {
+// every input file of a member whose snapshot moved, before and now, and
+// the loop's own files. Nil when the Renderer rendered everything anew,
+// or there was no last tree. Called with rendererMu held.
+func (l *Loop) treeChanges(t *tree, moved map[string]bool) []string {
 	rendered := l.renderer.Changed()
-	defer func() {
-		// The input paths of the members as this render left them.
-		l.cacheMu.Lock()
-		defer l.cacheMu.Unlock()
-		l.inputPaths = make(map[string][]string, len(t.joined))
-		for m := range t.joined {
-			l.inputPaths[m] = slices.Collect(maps.Keys(l.parts[m].parts))
-		}
-	}()
 	if rendered == nil || l.lastTree == nil {
 		return nil
 	}
 	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile)
-	l.cacheMu.Lock()
-	defer l.cacheMu.Unlock()
-	for _, m := range l.Config.MemberNames() {
-		b, last := t.joined[m], l.lastJoined[m]
-		if len(b) == len(last) && (len(b) == 0 || &b[0] == &last[0]) {
-			continue
-		}
-		out = append(out, l.inputPaths[m]...)
-		if b != nil {
-			out = append(out, slices.Collect(maps.Keys(l.parts[m].parts))...)
-		}
+	for m := range moved {
+		out = slices.AppendSeq(out, maps.Keys(l.lastParts[m]))
+		out = slices.AppendSeq(out, maps.Keys(t.parts[m]))
 	}
 	return out
 }
 
 // generations moves on the generation of every member the render's
-// changes reached (layout.Renderer.Touched) or whose own snapshot is not
-// the one of the last render (its exports' status is written from it),
-// and returns them all. Called with rendererMu held.
-func (l *Loop) generations(touched map[string]bool, joined map[string][]byte) map[string]uint64 {
+// changes reached (layout.Renderer.Touched) or whose own snapshot moved
+// (its exports' status is written from it), and returns them all. Called
+// with rendererMu held.
+func (l *Loop) generations(touched, moved map[string]bool) map[string]uint64 {
 	if l.gens == nil {
-		l.gens, l.lastJoined = map[string]uint64{}, map[string][]byte{}
+		l.gens = map[string]uint64{}
 	}
-	out := make(map[string]uint64, len(joined))
-	for _, m := range l.Config.MemberNames() {
-		b, last := joined[m], l.lastJoined[m]
-		if touched[m] || len(b) != len(last) || (len(b) > 0 && &b[0] != &last[0]) {
+	names := l.Config.MemberNames()
+	out := make(map[string]uint64, len(names))
+	for _, m := range names {
+		if touched[m] || moved[m] {
 			l.gens[m]++
 		}
 		out[m] = l.gens[m]
 	}
-	l.lastJoined = joined
 	return out
 }
 
@@ -271,7 +270,7 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 	prev, res := rs.prev, rs.res
 	files := rendered
 	files[layout.ConfigFile] = l.ConfigBytes
-	inputs, joined := map[string][]byte{}, map[string][]byte{}
+	inputs, joined, partsOf := map[string][]byte{}, map[string][]byte{}, map[string]map[string][]byte{}
 	live := make(map[string]*snapshot.Snapshot, len(res.Snapshots))
 	for _, s := range res.Snapshots {
 		live[s.Member] = s
@@ -293,7 +292,7 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 		}
 		maps.Copy(files, parts)
 		inputs[layout.InputFile(s.Member)] = b
-		joined[s.Member] = b
+		joined[s.Member], partsOf[s.Member] = b, parts
 	}
 	files[layout.HealthFile] = rs.health
 	if st != nil {
@@ -304,7 +303,7 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 		files[layout.ReviewFile] = b
 	}
 	return &tree{
-		files: files, report: report, prev: prev.Report, joined: joined,
+		files: files, report: report, prev: prev.Report, joined: joined, parts: partsOf,
 		events: healthEvents(prev.Health, res.Health), digest: layout.SnapshotDigest(inputs),
 	}, nil
 }
