@@ -47,7 +47,7 @@ func ApplyAll(ctx context.Context, targets []*Applier, files map[string][]byte, 
 		}
 	}
 	each(func(i int, t *Applier) {
-		t.inputs = t.Inputs
+		t.inputs, t.inputParts = t.Inputs, files
 		if t.inputs == nil {
 			t.inputs = inputs[t.Member]
 		}

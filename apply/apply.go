@@ -74,8 +74,10 @@ type Applier struct {
 	// inputs/ join to), when the caller has it; else ApplyAll joins it
 	// from the files it is given (see writeReport).
 	Inputs []byte
-	// inputs is the snapshot of the apply under way.
-	inputs []byte
+	// inputs is the snapshot of the apply under way; inputParts the
+	// files of the tree being applied, where its parts are (reportKeys).
+	inputs     []byte
+	inputParts map[string][]byte
 }
 
 // New returns an Applier for one member of a ClusterSet.

@@ -34,9 +34,9 @@ type Memory struct {
 	// pruned is the desired set of the last prune that found nothing
 	// left to delete.
 	pruned map[objKey]bool
-	// reported is the key (reportKey) of the last export and policy
-	// status write-back that completed.
-	reported *[32]byte
+	// reported is, by service, the key (reportKeys) of the export and
+	// policy status the last write-back that completed left it with.
+	reported map[string][32]byte
 	// settled is the generation the member last settled at (Settle).
 	settled *uint64
 	// checked is the last contract check: the verdicts on exactly these
@@ -182,25 +182,34 @@ func (m *Memory) pruneDone(keep map[objKey]bool) {
 	m.pruned = keep
 }
 
-// reportedAlready says whether the last status write-back that completed,
-// since the memory was last forgotten, had this key.
-func (m *Memory) reportedAlready(key [32]byte) bool {
-	if m == nil {
-		return false
+// reportDue is the services of keys whose export and policy status the
+// last write-back that completed, since the memory was last forgotten,
+// did not leave at that key: all of them when there was none.
+func (m *Memory) reportDue(keys map[string][32]byte) map[string]bool {
+	due := map[string]bool{}
+	var last map[string][32]byte
+	if m != nil {
+		m.mu.Lock()
+		last = m.reported
+		m.mu.Unlock()
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.reported != nil && *m.reported == key
+	for s, k := range keys {
+		if have, ok := last[s]; !ok || have != k {
+			due[s] = true
+		}
+	}
+	return due
 }
 
-// reportDone records a status write-back that completed.
-func (m *Memory) reportDone(key [32]byte) {
+// reportDone records a status write-back that completed: every service
+// of keys is at its key now.
+func (m *Memory) reportDone(keys map[string][32]byte) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reported = &key
+	m.reported = keys
 }
 
 // split partitions desired into the objects to apply and the keys of the

@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/contract"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
 // testMemory: with a Memory, an unchanged object costs nothing on the
@@ -190,6 +192,41 @@ func testStatusMemory(h *harness) {
 	clear()
 	apply(rendered) // no snapshot among the files: nothing to key on
 	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "without the snapshot status is always written")
+
+	// A snapshot in parts: a service is due when its own part, or its
+	// part of the report, changed; another service's part is not its.
+	dir := layout.InputDir("cluster-a")
+	parts := maps.Clone(rendered)
+	parts[dir+"cluster.yaml"] = []byte("cluster 1\n")
+	parts[dir+"shop/cart.yaml"] = []byte("cart 1\n")
+	parts[dir+"shop/other.yaml"] = []byte("other 1\n")
+	apply(parts)
+	clear()
+	parts[dir+"cluster.yaml"] = []byte("cluster 2\n")
+	parts[dir+"shop/other.yaml"] = []byte("other 2\n")
+	apply(parts)
+	assert.Empty(t, exportConds(h, c0, "shop", "cart"), "other parts changed: cart's status not due")
+	parts[dir+"shop/cart.yaml"] = []byte("cart 2\n")
+	apply(parts)
+	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "cart's own part changed: its status is due")
+
+	clear()
+	moved := *report
+	moved.Services = slices.Clone(report.Services)
+	i := slices.IndexFunc(moved.Services, func(s render.ServiceReport) bool { return s.Namespace == "shop" && s.Name == "cart" })
+	require.GreaterOrEqual(t, i, 0)
+	moved.Services[i].Exports = slices.Clone(moved.Services[i].Exports)
+	moved.Services[i].Exports[0].Conditions = slices.Clone(moved.Services[i].Exports[0].Conditions)
+	moved.Services[i].Exports[0].Conditions[0].Message += " (again)"
+	rs := ApplyAll(ctx, []*Applier{a}, parts, &moved)
+	mustOK(t, rs...)
+	assert.NotEmpty(t, exportConds(h, c0, "shop", "cart"), "cart's part of the report changed: its status is due")
+
+	var r recorded
+	a.Events, a.Change = &r, &change.Set{Services: []change.Service{{Namespace: "shop", Name: "cart", Gained: []string{"cluster-b"}}}}
+	mustOK(t, ApplyAll(ctx, []*Applier{a}, parts, &moved)...)
+	assert.Equal(t, recorded{"Normal ReachChanged: now reachable from cluster-b"}, r, "nothing of cart changed but its reach: its export's owner is told")
+	a.Events, a.Change = nil, nil
 	cleanup(h, []*Applier{a})
 }
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -80,49 +83,60 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 }
 
 // writeReport writes the conditions of this member's ServiceExports and the
-// status of its GlobalTrafficPolicies from report (nil: nothing). The live
-// objects are read with one list per kind, not one read each, so an
-// unchanged world costs two requests per member whatever its size.
+// status of its GlobalTrafficPolicies from report (nil: nothing).
 //
-// With a Memory and the member's snapshot (inputs), the lists are skipped
-// when the last write-back that completed had the same snapshot and the
-// same status for this member's exports and policies: the exports are
+// With a Memory and the member's snapshot (inputs), only the services
+// whose key (reportKeys) differs from what the last write-back that
+// completed left them at are due, and those whose reach the commit
+// changed (their exports' ReachChanged events): the others' exports are
 // the same objects (their creation times are in the snapshot) and were
 // given this status then. Someone else changing that status is drift,
 // repaired when the memory ages out, like an edited imported object.
+// One change in a member of 1,000 exports then reads and writes one
+// export, not a list of all of them. The live objects are read with one
+// list per kind when many are due (listAtLeast), one read each when few.
 func (a *Applier) writeReport(ctx context.Context, report *render.Report, res *Result) error {
 	if report == nil {
 		return nil
 	}
-	key, keyed := a.reportKey(report)
-	if keyed && a.Memory.reportedAlready(key) {
-		a.log().Debug("export and policy status as last written; not listed")
-		return nil
+	keys, keyed := a.reportKeys(report)
+	var due map[string]bool // nil: every service
+	if keyed {
+		due = a.Memory.reportDue(keys)
+		for _, s := range report.Services {
+			if c := a.changeOf(s.Namespace + "/" + s.Name); c != nil && len(c.Gained)+len(c.Lost) > 0 {
+				due[s.Namespace+"/"+s.Name] = true
+			}
+		}
+		if len(due) == 0 {
+			a.log().Debug("export and policy status as last written; not read")
+			return nil
+		}
 	}
-	if err := a.writeReportNow(ctx, report, res); err != nil {
+	if err := a.writeReportNow(ctx, report, due, res); err != nil {
 		return err
 	}
 	if keyed {
-		a.Memory.reportDone(key)
+		a.Memory.reportDone(keys)
 	}
 	return nil
 }
 
-// reportKey digests what the member's export and policy status is a
-// function of: its snapshot and its part of the report. Without the
-// snapshot there is no key.
-func (a *Applier) reportKey(report *render.Report) ([32]byte, bool) {
+// reportKeys digests, for each service with an export or policy of this
+// member, what their status is a function of: the service's part of the
+// member's snapshot (the whole snapshot when the tree has no parts) and
+// its part of the report. Without the snapshot there are no keys.
+func (a *Applier) reportKeys(report *render.Report) (map[string][32]byte, bool) {
 	if a.Memory == nil || a.inputs == nil {
-		return [32]byte{}, false
+		return nil, false
 	}
 	type part struct {
-		Service  string
 		Exports  []render.ExportReport
 		Policies []render.PolicyReport
 	}
-	var parts []part
+	keys := map[string][32]byte{}
 	for _, s := range report.Services {
-		p := part{Service: s.Namespace + "/" + s.Name}
+		var p part
 		for _, e := range s.Exports {
 			if e.Member == a.Member {
 				p.Exports = append(p.Exports, e)
@@ -133,40 +147,56 @@ func (a *Applier) reportKey(report *render.Report) ([32]byte, bool) {
 				p.Policies = append(p.Policies, pr)
 			}
 		}
-		if p.Exports != nil || p.Policies != nil {
-			parts = append(parts, p)
+		if p.Exports == nil && p.Policies == nil {
+			continue
 		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, false
+		}
+		key := s.Namespace + "/" + s.Name
+		h := sha256.New()
+		h.Write(a.inputPart(key))
+		h.Write([]byte{0})
+		h.Write(b)
+		var k [32]byte
+		h.Sum(k[:0])
+		keys[key] = k
 	}
-	b, err := json.Marshal(parts)
-	if err != nil {
-		return [32]byte{}, false
-	}
-	h := sha256.New()
-	h.Write(a.inputs)
-	h.Write([]byte{0})
-	h.Write(b)
-	var key [32]byte
-	h.Sum(key[:0])
-	return key, true
+	return keys, true
 }
 
-func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, res *Result) error {
-	var exports, policies bool
+// inputPart is the part of the member's snapshot that holds service key,
+// or the whole snapshot when the apply was given no parts.
+func (a *Applier) inputPart(key string) []byte {
+	if b, ok := a.inputParts[layout.InputDir(a.Member)+key+".yaml"]; ok {
+		return b
+	}
+	return a.inputs
+}
+
+// writeReportNow writes the status of the services due (nil: all).
+func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, due map[string]bool, res *Result) error {
+	var exportKeys, policyKeys []string
 	for _, s := range report.Services {
-		exports = exports || slices.ContainsFunc(s.Exports, func(e render.ExportReport) bool { return e.Member == a.Member })
-		policies = policies || slices.ContainsFunc(s.Policies, func(p render.PolicyReport) bool { return p.Member == a.Member })
-	}
-	var liveExports, livePolicies map[string]*unstructured.Unstructured
-	var err error
-	if exports {
-		if liveExports, err = a.listLive(ctx, serviceExportGVK); err != nil {
-			return fmt.Errorf("status of ServiceExports: %w", err)
+		key := s.Namespace + "/" + s.Name
+		if due != nil && !due[key] {
+			continue
+		}
+		if slices.ContainsFunc(s.Exports, func(e render.ExportReport) bool { return e.Member == a.Member }) {
+			exportKeys = append(exportKeys, key)
+		}
+		if slices.ContainsFunc(s.Policies, func(p render.PolicyReport) bool { return p.Member == a.Member }) {
+			policyKeys = append(policyKeys, key)
 		}
 	}
-	if policies {
-		if livePolicies, err = a.listLive(ctx, policyGVK); err != nil && !meta.IsNoMatchError(err) {
-			return fmt.Errorf("status of %ss: %w", v1alpha1.GlobalTrafficPolicyKind, err)
-		}
+	liveExports, err := a.readLive(ctx, serviceExportGVK, exportKeys, due == nil)
+	if err != nil {
+		return fmt.Errorf("status of ServiceExports: %w", err)
+	}
+	livePolicies, err := a.readLive(ctx, policyGVK, policyKeys, due == nil)
+	if err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("status of %ss: %w", v1alpha1.GlobalTrafficPolicyKind, err)
 	}
 	var jobs []statusJob
 	var mu collector
@@ -174,6 +204,9 @@ func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, res
 	note := func(s string) { mu.add(&written, s) }
 	for _, s := range report.Services {
 		key := s.Namespace + "/" + s.Name
+		if due != nil && !due[key] {
+			continue
+		}
 		for _, e := range s.Exports {
 			if e.Member != a.Member {
 				continue
@@ -203,6 +236,36 @@ func (a *Applier) writeReportNow(ctx context.Context, report *render.Report, res
 		}
 	}
 	return runStatusJobs(ctx, jobs, &written, res)
+}
+
+// readLive reads the live objects of gvk named by keys ("namespace/name"):
+// one list when many are wanted (or list is set), one read each when few;
+// an object that does not exist is left out.
+func (a *Applier) readLive(ctx context.Context, gvk schema.GroupVersionKind, keys []string, list bool) (map[string]*unstructured.Unstructured, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if list || len(keys) >= listAtLeast {
+		return a.listLive(ctx, gvk)
+	}
+	out := make(map[string]*unstructured.Unstructured, len(keys))
+	var mu sync.Mutex
+	errs := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
+		ns, name, _ := strings.Cut(keys[i], "/")
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		switch err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		mu.Lock()
+		out[keys[i]] = u
+		mu.Unlock()
+		return nil
+	})
+	return out, errors.Join(errs...)
 }
 
 // listLive lists every object of gvk in the member by "namespace/name".

@@ -60,7 +60,10 @@ func BenchmarkFleet(b *testing.B) {
 		extra = "    memberQPS: " + v + "\n"
 	}
 	w := newWorld(b, 3, extra)
-	w.loop.Log = benchLog(b)
+	// One log for the whole benchmark: a sub-benchmark's would be closed
+	// when it ends, while its loop goes on into the next.
+	log := benchLog(b)
+	w.loop.Log = log
 	ctx := context.Background()
 	namespaces := seedGenerated(b, w, services)
 	first := time.Now()
@@ -78,7 +81,7 @@ func BenchmarkFleet(b *testing.B) {
 			b.StopTimer()
 			deleteApplied(b, w, namespaces)
 			w.loop = w.newLoop(workdir())
-			w.loop.Log = benchLog(b)
+			w.loop.Log = log
 			b.StartTimer()
 			_, err := w.loop.ApplyRef(ctx, out.Commit, false)
 			require.NoError(b, err)
@@ -117,7 +120,7 @@ func BenchmarkFleet(b *testing.B) {
 		b.StopTimer()
 		deleteApplied(b, w, namespaces)
 		w.loop = w.newLoop(workdir())
-		w.loop.Log = benchLog(b)
+		w.loop.Log = log
 		_, err = w.loop.ApplyRef(ctx, out.Commit, false)
 		require.NoError(b, err)
 	})
