@@ -209,11 +209,11 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	// in desired so that prune keeps whatever was applied under that name.
 	inside := desired
 	if outside := a.checkContract(objects, desired, res); len(outside) > 0 {
-		inside = slices.DeleteFunc(slices.Clone(desired), func(d desiredObject) bool { return outside[keyOf(d.obj)] })
+		inside = slices.DeleteFunc(slices.Clone(desired), func(d desiredObject) bool { return outside[d.key] })
 	}
 	fresh, known := a.Memory.split(inside, a.now())
 	for _, d := range desired {
-		if known[keyOf(d.obj)] {
+		if known[d.key] {
 			res.Unchanged = append(res.Unchanged, describe(d.obj))
 		}
 	}
@@ -233,7 +233,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 		a.Memory.Forget()
 		return fail(err)
 	}
-	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[keyOf(d.obj)] || refusedNS[keyOf(d.obj)] })
+	toApply = slices.DeleteFunc(toApply, func(d desiredObject) bool { return refused[d.key] || refusedNS[d.key] })
 	gatewayRefusals(desired, res)
 
 	// Prune and status are independent: one failing does not stop the other.
@@ -244,7 +244,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	t = timed(&res.Took.Prune, t)
 	keys := map[objKey]bool{}
 	for _, d := range toApply {
-		keys[keyOf(d.obj)] = true
+		keys[d.key] = true
 	}
 	// Objects applied in an earlier cycle count as ours for the spec.ips
 	// lookup; only the fresh ones get their status written again.
@@ -286,6 +286,7 @@ func (a *Applier) finish(ctx context.Context, res *Result, st *applied, report *
 // digest of both, which Memory compares.
 type desiredObject struct {
 	obj    *unstructured.Unstructured
+	key    objKey
 	status map[string]any
 	sum    [32]byte
 }
@@ -313,7 +314,7 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]desiredObject
 			}
 		}
 		prepared.put(o, d)
-		k := keyOf(d.obj)
+		k := d.key
 		if seen[k] {
 			return nil, fmt.Errorf("%s appears twice", describe(d.obj))
 		}
@@ -335,7 +336,7 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 	if err := cp.UnmarshalJSON(data); err != nil {
 		return desiredObject{}, fmt.Errorf("%s: decoding: %w", describe(o), err)
 	}
-	d := desiredObject{obj: cp}
+	d := desiredObject{obj: cp, key: keyOf(cp)}
 	if st, ok := cp.Object["status"].(map[string]any); ok {
 		d.status = st
 	}

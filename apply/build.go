@@ -78,7 +78,12 @@ func (c *BuildCache) Build(files map[string][]byte, member string) ([]*unstructu
 		_, ok := own[c]
 		return ok && isYAML(c) // other files are never checked, so never built
 	}
-	resources, err := checkKustomization(dir+kustomizationFile, kust, exists)
+	b := c.begin()
+	defer b.end()
+	resources, err := b.kustomization(dir+kustomizationFile, kust)
+	if err == nil {
+		err = checkResources(dir+kustomizationFile, resources, exists)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("member %q: %w", member, err)
 	}
@@ -89,8 +94,6 @@ func (c *BuildCache) Build(files map[string][]byte, member string) ([]*unstructu
 		}
 	}
 	slices.Sort(rels)
-	b := c.begin()
-	defer b.end()
 	for _, rel := range rels {
 		if err := b.checkFile(dir+rel, own[rel]); err != nil {
 			return nil, fmt.Errorf("member %q: %w", member, err)

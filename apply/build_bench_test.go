@@ -5,6 +5,7 @@ package apply
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,23 @@ func BenchmarkBeforeApply(b *testing.B) {
 	b.Run("contract-remembered", func(b *testing.B) {
 		for b.Loop() {
 			if v := a.Memory.checkContract(contract.Member{Name: member}, objs); len(v) != 0 {
+				b.Fatal(v[0])
+			}
+		}
+	})
+	// One slice moved, every other cycle: what a moved endpoint costs.
+	moved := slices.Clone(objs)
+	i := slices.IndexFunc(moved, func(u *unstructured.Unstructured) bool { return u.GetKind() == "EndpointSlice" })
+	moved[i] = moved[i].DeepCopy()
+	b.Run("contract-one-slice-moved", func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			n++
+			list := objs
+			if n%2 == 1 {
+				list = moved
+			}
+			if v := a.Memory.checkContract(contract.Member{Name: member}, list); len(v) != 0 {
 				b.Fatal(v[0])
 			}
 		}

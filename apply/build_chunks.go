@@ -49,9 +49,23 @@ const (
 type BuildCache struct {
 	mu      sync.Mutex
 	seed    maphash.Seed
-	chunks  map[uint64][]*unstructured.Unstructured
+	chunks  map[uint64]builtChunk
 	checked map[uint64]bool
+	kust    kustomizationMemo
 	runs    int
+}
+
+// builtChunk is what one chunk built to, and its objects' resourceIDs.
+type builtChunk struct {
+	objs []*unstructured.Unstructured
+	ids  []string
+}
+
+// kustomizationMemo is the last kustomization.yaml parsed, by key.
+type kustomizationMemo struct {
+	key       uint64
+	resources []string
+	ok        bool
 }
 
 // NewBuildCache returns an empty BuildCache.
@@ -69,7 +83,7 @@ func (c *BuildCache) Runs() int {
 // buildPass is one build through a cache (or none: c nil).
 type buildPass struct {
 	c       *BuildCache
-	chunks  map[uint64][]*unstructured.Unstructured
+	chunks  map[uint64]builtChunk
 	checked map[uint64]bool
 }
 
@@ -78,7 +92,7 @@ func (c *BuildCache) begin() *buildPass {
 		return &buildPass{}
 	}
 	c.mu.Lock()
-	return &buildPass{c: c, chunks: map[uint64][]*unstructured.Unstructured{}, checked: map[uint64]bool{}}
+	return &buildPass{c: c, chunks: map[uint64]builtChunk{}, checked: map[uint64]bool{}}
 }
 
 // end keeps what this build used and drops the rest.
@@ -104,6 +118,24 @@ func (b *buildPass) key(parts ...[]byte) uint64 {
 	return h.Sum64()
 }
 
+// kustomization is parseKustomization, remembered for the same name and
+// bytes (a failed parse is not remembered).
+func (b *buildPass) kustomization(name string, data []byte) ([]string, error) {
+	if b.c == nil {
+		return parseKustomization(name, data)
+	}
+	k := b.key([]byte(name), data)
+	if m := b.c.kust; m.ok && m.key == k {
+		return m.resources, nil
+	}
+	resources, err := parseKustomization(name, data)
+	if err != nil {
+		return nil, err
+	}
+	b.c.kust = kustomizationMemo{key: k, resources: resources, ok: true}
+	return resources, nil
+}
+
 func (b *buildPass) checkFile(name string, data []byte) error {
 	if b.c == nil {
 		return checkFile(name, data)
@@ -126,18 +158,17 @@ func (b *buildPass) build(dir string, own map[string][]byte, resources []string)
 	var out []*unstructured.Unstructured
 	seen := map[string]bool{}
 	for _, chunk := range chunkResources(resources) {
-		objs, err := b.chunk(dir, own, chunk)
+		built, err := b.chunk(dir, own, chunk)
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			id := resourceID(o)
+		for _, id := range built.ids {
 			if seen[id] {
 				return nil, fmt.Errorf("kustomize build %s: may not add resource with an already registered id: %s", dir, id)
 			}
 			seen[id] = true
 		}
-		out = append(out, objs...)
+		out = append(out, built.objs...)
 	}
 	return out, nil
 }
@@ -158,7 +189,7 @@ func chunkResources(resources []string) [][]string {
 }
 
 // chunk is the objects of one chunk: remembered, or one kustomize run.
-func (b *buildPass) chunk(dir string, own map[string][]byte, entries []string) ([]*unstructured.Unstructured, error) {
+func (b *buildPass) chunk(dir string, own map[string][]byte, entries []string) (builtChunk, error) {
 	var k uint64
 	if b.c != nil {
 		parts := make([][]byte, 0, 2*len(entries))
@@ -166,20 +197,24 @@ func (b *buildPass) chunk(dir string, own map[string][]byte, entries []string) (
 			parts = append(parts, []byte(e), own[path.Clean(e)])
 		}
 		k = b.key(parts...)
-		if objs, ok := b.c.chunks[k]; ok {
-			b.chunks[k] = objs
-			return objs, nil
+		if built, ok := b.c.chunks[k]; ok {
+			b.chunks[k] = built
+			return built, nil
 		}
 		b.c.runs++
 	}
 	objs, err := kustomizeRun(dir, own, entries)
 	if err != nil {
-		return nil, err
+		return builtChunk{}, err
+	}
+	built := builtChunk{objs: objs, ids: make([]string, len(objs))}
+	for i, o := range objs {
+		built.ids[i] = resourceID(o)
 	}
 	if b.c != nil {
-		b.chunks[k] = objs
+		b.chunks[k] = built
 	}
-	return objs, nil
+	return built, nil
 }
 
 // kustomizeRun builds a kustomization listing entries over an in-memory

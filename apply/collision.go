@@ -47,13 +47,13 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 	decide := func(i int, existing *metav1.PartialObjectMetadata) {
 		d := desired[i]
 		switch {
-		case keyOf(d.obj).GroupKind == contract.GatewayKind && existing == nil:
+		case d.key.GroupKind == contract.GatewayKind && existing == nil:
 			verdict[i] = absent
-		case keyOf(d.obj).GroupKind == contract.GatewayKind:
+		case d.key.GroupKind == contract.GatewayKind:
 			verdict[i] = apply
 		case existing == nil:
 			verdict[i] = apply
-		case keyOf(d.obj).GroupKind == contract.NamespaceKind:
+		case d.key.GroupKind == contract.NamespaceKind:
 			verdict[i] = skip
 		case a.owns(existing.GetLabels()) && managedBy(existing, FieldManager):
 			// Labels alone can be copied from a rendered object; only what

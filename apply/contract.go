@@ -18,7 +18,7 @@ func (a *Applier) checkContract(objects []*unstructured.Unstructured, desired []
 	outside := map[objKey]bool{}
 	for _, v := range violations {
 		d := desired[v.Index] // prepare keeps the order and refuses nil
-		outside[keyOf(d.obj)] = true
+		outside[d.key] = true
 		res.Refused = append(res.Refused, Refusal{
 			Object: v.Object, Service: serviceOf(d.obj),
 			Message: "not a shape mcs-gitops renders, refused before applying: " + v.Reason,

@@ -48,7 +48,7 @@ const gatewayAbsent = "the member's Gateway does not exist: mcs-gitops adds its 
 // splitGateways takes the Gateways out of objs.
 func splitGateways(objs []desiredObject) (rest, gateways []desiredObject) {
 	for _, d := range objs {
-		if keyOf(d.obj).GroupKind == contract.GatewayKind {
+		if d.key.GroupKind == contract.GatewayKind {
 			gateways = append(gateways, d)
 		} else {
 			rest = append(rest, d)
@@ -79,10 +79,10 @@ func (a *Applier) applyGateways(ctx context.Context, gateways []desiredObject, r
 		}
 		switch {
 		case apierrors.IsNotFound(err):
-			refused[keyOf(d.obj)] = true
+			refused[d.key] = true
 			res.Refused = append(res.Refused, Refusal{Object: id, Message: gatewayAbsent})
 		case err != nil:
-			refused[keyOf(d.obj)] = true
+			refused[d.key] = true
 			res.Refused = append(res.Refused, Refusal{Object: id, Message: err.Error()})
 		case after.ResourceVersion == before.ResourceVersion:
 			res.Unchanged = append(res.Unchanged, id)
@@ -102,7 +102,7 @@ func gatewayRefusals(desired []desiredObject, res *Result) {
 	for _, r := range res.Refused {
 		var services []string
 		for _, d := range desired {
-			if r.Service == "" && keyOf(d.obj).GroupKind == contract.GatewayKind && describe(d.obj) == r.Object {
+			if r.Service == "" && d.key.GroupKind == contract.GatewayKind && describe(d.obj) == r.Object {
 				services = routedThrough(desired, d.obj)
 			}
 		}
@@ -121,7 +121,7 @@ func gatewayRefusals(desired []desiredObject, res *Result) {
 func routedThrough(desired []desiredObject, gw *unstructured.Unstructured) []string {
 	var out []string
 	for _, d := range desired {
-		if keyOf(d.obj).GroupKind != (schema.GroupKind{Group: contract.GatewayKind.Group, Kind: "TCPRoute"}) {
+		if d.key.GroupKind != (schema.GroupKind{Group: contract.GatewayKind.Group, Kind: "TCPRoute"}) {
 			continue
 		}
 		parents, _, _ := unstructured.NestedSlice(d.obj.Object, "spec", "parentRefs")

@@ -62,9 +62,11 @@ func checkFile(name string, data []byte) error {
 // (or run programs) the allow-list never saw.
 var kustomizationFields = map[string]bool{"apiVersion": true, "kind": true, "resources": true}
 
-// checkKustomization checks the member's kustomization.yaml: known fields
-// only, and every resource a file inside the member directory.
-func checkKustomization(name string, data []byte, exists func(rel string) bool) (resources []string, err error) {
+// parseKustomization is the resources the member's kustomization.yaml
+// lists, refusing any field but apiVersion, kind and resources. It depends
+// on the bytes alone (a BuildCache keeps it); checkResources then checks
+// the resources against the files.
+func parseKustomization(name string, data []byte) ([]string, error) {
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -86,15 +88,24 @@ func checkKustomization(name string, data []byte, exists func(rel string) bool) 
 	if !ok && k["resources"] != nil {
 		return nil, fmt.Errorf("%s: resources is not a list", name)
 	}
+	resources := make([]string, 0, len(res))
 	for _, r := range res {
 		s, ok := r.(string)
 		if !ok {
 			return nil, fmt.Errorf("%s: resource %v is not a string", name, r)
 		}
-		if !exists(s) {
-			return nil, fmt.Errorf("%s: resource %q is not a file in the member directory", name, s)
-		}
 		resources = append(resources, s)
 	}
 	return resources, nil
+}
+
+// checkResources refuses a kustomization whose resources are not all
+// files inside the member directory.
+func checkResources(name string, resources []string, exists func(rel string) bool) error {
+	for _, r := range resources {
+		if !exists(r) {
+			return fmt.Errorf("%s: resource %q is not a file in the member directory", name, r)
+		}
+	}
+	return nil
 }

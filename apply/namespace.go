@@ -21,7 +21,7 @@ func (a *Applier) createNamespaces(ctx context.Context, toApply []desiredObject,
 	rest := toApply[:0:0]
 	refused := map[objKey]bool{}
 	for _, d := range toApply {
-		if keyOf(d.obj).GroupKind != contract.NamespaceKind {
+		if d.key.GroupKind != contract.NamespaceKind {
 			rest = append(rest, d)
 			continue
 		}
@@ -33,7 +33,7 @@ func (a *Applier) createNamespaces(ctx context.Context, toApply []desiredObject,
 		case apierrors.IsAlreadyExists(err):
 			res.Skipped = append(res.Skipped, id)
 		default:
-			refused[keyOf(d.obj)] = true
+			refused[d.key] = true
 			res.Refused = append(res.Refused, Refusal{Object: id, Message: err.Error()})
 		}
 	}

@@ -31,7 +31,7 @@ import (
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {
-		keep[keyOf(d.obj)] = true
+		keep[d.key] = true
 	}
 	if !a.Memory.pruneNeeded(keep) {
 		return nil

@@ -67,7 +67,7 @@ func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordere
 			continue
 		}
 		if errs[i] != nil {
-			refused[keyOf(d.obj)] = true
+			refused[d.key] = true
 			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj), Message: errs[i].Error()})
 			continue
 		}

@@ -58,7 +58,7 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 	var written []string
 	note := func(s string) { mu.add(&written, s) }
 	for _, d := range desired {
-		k := keyOf(d.obj)
+		k := d.key
 		if k.GroupKind != serviceImportGK || !applied[k] {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 func (a *Applier) statusOnly(ctx context.Context, desired []desiredObject, report *render.Report, res *Result, t time.Time) (*Result, *applied) {
 	keys := make(map[objKey]bool, len(desired))
 	for _, d := range desired {
-		keys[keyOf(d.obj)] = true
+		keys[d.key] = true
 	}
 	if err := a.writeImports(ctx, desired, keys, report, res); err != nil {
 		res.Err = err

@@ -70,7 +70,14 @@ type commit struct {
 // not count as rendered for the objects that refer to it: a slice may feed
 // only a Service that is itself within the contract.
 func Check(m Member, objs []*unstructured.Unstructured) []Violation {
-	c := commit{m: m, services: map[string]*unstructured.Unstructured{}, imports: map[string]bool{}, sets: map[string]bool{}}
+	_, why := check(m, objs)
+	return violations(objs, why)
+}
+
+// check is each object's verdict ("" when it passed) and the index of the
+// objects that passed.
+func check(m Member, objs []*unstructured.Unstructured) (*commit, []string) {
+	c := &commit{m: m, services: map[string]*unstructured.Unstructured{}, imports: map[string]bool{}, sets: map[string]bool{}}
 	why := make([]string, len(objs))
 	// Referenced kinds first, each indexed once it has passed: imports
 	// (Services need one), then Services and ListenerSets (slices and
@@ -95,6 +102,10 @@ func Check(m Member, objs []*unstructured.Unstructured) []Violation {
 			}
 		}
 	}
+	return c, why
+}
+
+func violations(objs []*unstructured.Unstructured, why []string) []Violation {
 	var out []Violation
 	for i, u := range objs {
 		if why[i] != "" {

@@ -271,6 +271,12 @@ metadata:
 			require.Len(t, v, 1, "%v", v)
 			assert.Equal(t, len(objs)-1, v[0].Index, "the added object, and only it, is refused")
 			assert.Contains(t, v[0].Reason, tc.want)
+
+			// Checked again after the commit without it, the same verdicts,
+			// whether or not the added object is one others refer to.
+			_, last := contract.CheckAgain(m, objs[:len(objs)-1], nil)
+			again, _ := contract.CheckAgain(m, objs, last)
+			assert.Equal(t, v, again, "checked again")
 		})
 	}
 }
@@ -388,4 +394,48 @@ func TestContractHoldsTheGatewayToItsListeners(t *testing.T) {
 	v := contract.Check(inGateway, parse(t, many.String()))
 	require.Len(t, v, 1)
 	assert.Contains(t, v[0].Reason, "65 listeners; a Gateway holds at most 64")
+}
+
+// CheckAgain gives Check's verdicts on every step of a commit's life: an
+// object new since the last check, one replaced, one removed, the objects
+// others refer to replaced (which must void what the slices were checked
+// against), and another member's contract.
+func TestCheckAgainIsCheck(t *testing.T) {
+	objs := parse(t, base)
+	slice, svc := objs[2], objs[1]
+	steps := []struct {
+		name string
+		m    contract.Member
+		objs func() []*unstructured.Unstructured
+	}{
+		{"first", member, func() []*unstructured.Unstructured { return objs }},
+		{"slice replaced", member, func() []*unstructured.Unstructured {
+			moved := slice.DeepCopy()
+			moved.Object["endpoints"] = []any{map[string]any{"addresses": []any{"10.1.0.6"}}}
+			return []*unstructured.Unstructured{objs[0], objs[1], moved, objs[3]}
+		}},
+		{"slice with a pod reference", member, func() []*unstructured.Unstructured {
+			bad := slice.DeepCopy()
+			bad.Object["endpoints"] = []any{map[string]any{"addresses": []any{"10.1.0.6"}, "targetRef": map[string]any{"kind": "Pod", "name": "x"}}}
+			return []*unstructured.Unstructured{objs[0], objs[1], bad, objs[3]}
+		}},
+		{"Service removed", member, func() []*unstructured.Unstructured {
+			return []*unstructured.Unstructured{objs[0], objs[2], objs[3]}
+		}},
+		{"Service back", member, func() []*unstructured.Unstructured { return objs }},
+		{"Service replaced by one outside the contract", member, func() []*unstructured.Unstructured {
+			user := svc.DeepCopy()
+			user.SetLabels(map[string]string{"multicluster.kubernetes.io/service-name": "api"})
+			return []*unstructured.Unstructured{objs[0], user, objs[2], objs[3]}
+		}},
+		{"Service back again", member, func() []*unstructured.Unstructured { return objs }},
+		{"another member's contract", contract.Member{Name: "cluster-b"}, func() []*unstructured.Unstructured { return objs }},
+	}
+	var last *contract.Checked
+	for _, st := range steps {
+		objs := st.objs()
+		var got []contract.Violation
+		got, last = contract.CheckAgain(st.m, objs, last)
+		assert.Equal(t, contract.Check(st.m, objs), got, st.name)
+	}
 }

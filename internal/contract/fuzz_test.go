@@ -5,6 +5,7 @@ package contract_test
 import (
 	"bytes"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -86,8 +87,16 @@ func FuzzContract(f *testing.F) {
 			objs = append(objs, u)
 		}
 		refused := map[int]bool{}
-		for _, v := range contract.Check(m, objs) {
+		violations := contract.Check(m, objs)
+		for _, v := range violations {
 			refused[v.Index] = true
+		}
+		// Checked again after a commit without its last object, the same.
+		if n := len(objs); n > 0 {
+			_, last := contract.CheckAgain(m, objs[:n-1], nil)
+			if again, _ := contract.CheckAgain(m, objs, last); !reflect.DeepEqual(again, violations) {
+				t.Fatalf("checked again: %v, want %v", again, violations)
+			}
 		}
 		services := map[string]bool{}
 		for _, u := range objs {
