@@ -71,6 +71,10 @@ type Result struct {
 	// member was still asked whether it is up, and its gateway host
 	// resolved again).
 	Reused bool
+	// Namespaces are the only namespaces listed, when a running Watch had
+	// seen changes in those alone since the last read: the rest of the
+	// snapshot is that read's.
+	Namespaces []string
 	// Took is how long reading the member took, whatever the outcome: a
 	// read that ends in a timeout took the whole timeout.
 	Took time.Duration
@@ -110,8 +114,8 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 	gateway := m.lookupGateway(ctx)
 	done := make(chan Result, 1)
 	go func() {
-		last, gen, watched := m.reuse.begin()
-		if last != nil {
+		last, changed, gen, watched := m.reuse.begin()
+		if last != nil && changed == nil {
 			// Nothing changed, but the member must still answer: a read
 			// is what says it is up.
 			if err := m.ping(ctx); err != nil {
@@ -122,7 +126,13 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 			done <- Result{Member: m.Name, Snapshot: last, Reused: true}
 			return
 		}
-		snap, err := m.read(ctx)
+		var snap *snapshot.Snapshot
+		var err error
+		if last != nil {
+			snap, err = m.readChanged(ctx, last, changed)
+		} else {
+			snap, err = m.read(ctx)
+		}
 		if err != nil {
 			m.reuse.forget()
 			// client-go quotes the request URL, userinfo and all.
@@ -132,7 +142,7 @@ func collectMember(parent context.Context, m *Member, timeout time.Duration) Res
 		if watched {
 			m.reuse.store(gen, snap)
 		}
-		done <- Result{Member: m.Name, Snapshot: snap}
+		done <- Result{Member: m.Name, Snapshot: snap, Namespaces: changed}
 	}()
 	select {
 	case r := <-done:

@@ -7,11 +7,13 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -368,6 +370,76 @@ func TestLive(t *testing.T) {
 		if down := collect(set); down.Err == nil || down.Reused {
 			t.Errorf("a member that stopped answering: reused %v, err %v; want an error", down.Reused, down.Err)
 		}
+	})
+
+	t.Run("while a watch runs, changes in a few namespaces list those alone and give what a whole read gives", func(t *testing.T) {
+		for _, ns := range []string{"part-a", "part-b", "part-c"} {
+			svc := tenant.Service(ns, "api", tenant.HTTP())
+			tenant.Create(t, c3.Client, tenant.Namespace(ns), svc, tenant.Export(ns, "api"),
+				tenant.Slice(svc, "api-1", discoveryv1.AddressTypeIPv4, tenant.Ready("10.3.0.1")...))
+		}
+		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config})
+		direct := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config}) // never watched
+		wctx, cancel := context.WithCancel(ctx)
+		n := make(notifications, 256)
+		done := make(chan error, 1)
+		go func() { done <- set.Watch(wctx, n.notify) }()
+		t.Cleanup(func() { cancel(); <-done })
+		collect := func(s *clusters.Set) clusters.Result {
+			t.Helper()
+			return result(t, s.Collect(ctx, 5*time.Second), "cluster-3")
+		}
+		begin := time.Now()
+		for r := collect(set); !r.Reused; r = collect(set) {
+			if r.Err != nil || time.Since(begin) > 15*time.Second {
+				t.Fatalf("never reused within 15 s (err %v)", r.Err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// step makes a change, waits for the watch to see it, and checks
+		// which namespaces the next read listed and that it gives what a
+		// whole read of the member gives.
+		step := func(name string, want []string, change func()) {
+			t.Helper()
+			n.settle(200 * time.Millisecond)
+			change()
+			n.waitFor(t, "cluster-3", 10*time.Second)
+			n.settle(300 * time.Millisecond) // every event of the change seen
+			got, whole := collect(set), collect(direct)
+			if got.Err != nil || whole.Err != nil {
+				t.Fatalf("%s: %v / %v", name, got.Err, whole.Err)
+			}
+			if got.Reused || !slices.Equal(got.Namespaces, want) {
+				t.Errorf("%s: reused %v, listed namespaces %v; want %v", name, got.Reused, got.Namespaces, want)
+			}
+			if !reflect.DeepEqual(got.Snapshot, whole.Snapshot) {
+				t.Errorf("%s: the snapshot differs from a whole read:\n%s", name, cmp.Diff(whole.Snapshot, got.Snapshot))
+			}
+			if r := collect(set); !r.Reused {
+				t.Errorf("%s: the read after it is not reused", name)
+			}
+		}
+		step("a slice moved", []string{"part-a"}, func() {
+			var sl discoveryv1.EndpointSlice
+			require.NoError(t, c3.Client.Get(ctx, client.ObjectKey{Namespace: "part-a", Name: "api-1"}, &sl))
+			sl.Endpoints[0].Addresses = []string{"10.3.0.2"}
+			require.NoError(t, c3.Client.Update(ctx, &sl))
+		})
+		step("an export added in one namespace, a Service deleted in another", []string{"part-b", "part-c"}, func() {
+			svc := tenant.Service("part-b", "web", tenant.HTTP())
+			tenant.Create(t, c3.Client, svc, tenant.Export("part-b", "web"),
+				tenant.Slice(svc, "web-1", discoveryv1.AddressTypeIPv4, tenant.Ready("10.3.1.1")...))
+			require.NoError(t, c3.Client.Delete(ctx, tenant.Service("part-c", "api")))
+		})
+		step("a Namespace labelled: not in a namespace, the member is read whole", nil, func() {
+			var ns corev1.Namespace
+			require.NoError(t, c3.Client.Get(ctx, client.ObjectKey{Name: "part-a"}, &ns))
+			ns.Labels = map[string]string{"team": "a", corev1.LabelMetadataName: "part-a"}
+			require.NoError(t, c3.Client.Update(ctx, &ns))
+		})
+		step("an export deleted", []string{"part-a"}, func() {
+			require.NoError(t, c3.Client.Delete(ctx, tenant.Export("part-a", "api")))
+		})
 	})
 
 	t.Run("a stopped or hung member fails with a reason within the timeout, the others succeed", func(t *testing.T) {

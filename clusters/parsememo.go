@@ -3,6 +3,7 @@
 package clusters
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -17,7 +18,7 @@ import (
 // what reading a member costs its reader (about 0.1 ms per ServiceExport
 // on these 2 cores, where listing and decoding it costs a few µs).
 //
-// One read replaces a kind's entries with the objects it listed, so
+// A whole read replaces a kind's entries with the objects it listed, so
 // deleted objects are forgotten. Safe for concurrent use: a reader left
 // behind by a timed-out Collect may still be finishing.
 type parseMemo struct {
@@ -43,10 +44,19 @@ type parsing struct {
 	last, next map[parseKey]parsedObject
 }
 
-func (p *parseMemo) begin(kind string) *parsing {
+func (p *parseMemo) begin(kind string, some bool) *parsing {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &parsing{memo: p, kind: kind, last: p.last[kind], next: map[parseKey]parsedObject{}}
+	next := map[parseKey]parsedObject{}
+	if some {
+		// A read of some namespaces keeps the others' entries; the next
+		// whole read drops what is gone.
+		next = maps.Clone(p.last[kind])
+		if next == nil {
+			next = map[parseKey]parsedObject{}
+		}
+	}
+	return &parsing{memo: p, kind: kind, last: p.last[kind], next: next}
 }
 
 // get returns the remembered answer for an object; an object without a

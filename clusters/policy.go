@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -20,8 +19,8 @@ var globalTrafficPoliciesGVR = v1alpha1.SchemeGroupVersion.WithResource(v1alpha1
 // readPolicies lists the member's GlobalTrafficPolicies in all namespaces.
 // A member without the CRD has no policies: traffic policies are opt-in,
 // and a member that never installed them must still export and import.
-func (m *Member) readPolicies(ctx context.Context) ([]v1alpha1.GlobalTrafficPolicy, error) {
-	list, err := m.dynamic.Resource(globalTrafficPoliciesGVR).List(ctx, metav1.ListOptions{})
+func (m *Member) readPolicies(ctx context.Context, namespaces []string) ([]v1alpha1.GlobalTrafficPolicy, error) {
+	items, err := m.listIn(ctx, globalTrafficPoliciesGVR, namespaces)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -29,7 +28,7 @@ func (m *Member) readPolicies(ctx context.Context) ([]v1alpha1.GlobalTrafficPoli
 		return nil, fmt.Errorf("listing GlobalTrafficPolicies: %w", err)
 	}
 	var out []v1alpha1.GlobalTrafficPolicy
-	err = m.loadThroughParse(list.Items, v1alpha1.APIVersion, v1alpha1.GlobalTrafficPolicyKind, func(s *snapshot.Snapshot) {
+	err = m.loadThroughParse(items, namespaces != nil, v1alpha1.APIVersion, v1alpha1.GlobalTrafficPolicyKind, func(s *snapshot.Snapshot) {
 		out = append(out, s.GlobalTrafficPolicies...)
 	}, nil)
 	return out, err

@@ -63,34 +63,13 @@ func managedByUs(l map[string]string) bool {
 func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	s := &snapshot.Snapshot{Member: m.Name}
 	var err error
-	if s.ServiceExports, s.Rejected, err = m.readExports(ctx); err != nil {
+	if err = m.readNamespaced(ctx, s, nil); err != nil {
 		return nil, err
 	}
 	if s.Namespaces, err = m.readNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	exported := map[string][]string{}
-	for _, se := range s.ServiceExports {
-		exported[se.Namespace] = append(exported[se.Namespace], se.Name)
-	}
-	if s.Services, err = m.readServices(ctx, exported); err != nil {
-		return nil, err
-	}
-	withService := map[string][]string{}
-	for _, svc := range s.Services {
-		withService[svc.Namespace] = append(withService[svc.Namespace], svc.Name)
-	}
-	if s.EndpointSlices, err = m.readSlices(ctx, withService); err != nil {
-		return nil, err
-	}
-	s.Services = dropUnloadable(m, s, s.Services, func(svc *corev1.Service) string { return svc.Name })
-	s.EndpointSlices = dropUnloadable(m, s, s.EndpointSlices, func(sl *discoveryv1.EndpointSlice) string {
-		return sl.Labels[discoveryv1.LabelServiceName]
-	})
 	if s.ClusterID, err = m.readClusterID(ctx); err != nil {
-		return nil, err
-	}
-	if s.GlobalTrafficPolicies, err = m.readPolicies(ctx); err != nil {
 		return nil, err
 	}
 	if s.ServiceCIDRs, err = m.readServiceCIDRs(ctx); err != nil {
@@ -100,10 +79,97 @@ func (m *Member) read(ctx context.Context) (*snapshot.Snapshot, error) {
 	return s, nil
 }
 
+// readChanged is read when a watch saw changes in the given namespaces
+// alone since last was read: those namespaces are listed, the rest of
+// last is kept (readReuse says why that is what read would give). last's
+// slices are shared with earlier results and are not modified.
+func (m *Member) readChanged(ctx context.Context, last *snapshot.Snapshot, namespaces []string) (*snapshot.Snapshot, error) {
+	fresh := &snapshot.Snapshot{Member: m.Name}
+	if err := m.readNamespaced(ctx, fresh, namespaces); err != nil {
+		return nil, err
+	}
+	s := *last
+	s.ServiceExports = spliceNamespaces(last.ServiceExports, fresh.ServiceExports, namespaces, func(o *mcsv1alpha1.ServiceExport) string { return o.Namespace })
+	s.Services = spliceNamespaces(last.Services, fresh.Services, namespaces, func(o *corev1.Service) string { return o.Namespace })
+	s.EndpointSlices = spliceNamespaces(last.EndpointSlices, fresh.EndpointSlices, namespaces, func(o *discoveryv1.EndpointSlice) string { return o.Namespace })
+	s.GlobalTrafficPolicies = spliceNamespaces(last.GlobalTrafficPolicies, fresh.GlobalTrafficPolicies, namespaces, func(o *v1alpha1.GlobalTrafficPolicy) string { return o.Namespace })
+	s.Rejected = spliceNamespaces(last.Rejected, fresh.Rejected, namespaces, func(o *snapshot.Rejected) string { return o.Namespace })
+	sortSnapshot(&s)
+	return &s, nil
+}
+
+// spliceNamespaces is a new slice of the items of last outside namespaces
+// (sorted), then fresh; nil when there are none, as a read gives.
+func spliceNamespaces[T any](last, fresh []T, namespaces []string, namespace func(*T) string) []T {
+	var out []T
+	for i := range last {
+		if _, in := slices.BinarySearch(namespaces, namespace(&last[i])); !in {
+			out = append(out, last[i])
+		}
+	}
+	return append(out, fresh...)
+}
+
+// readNamespaced reads into s what the snapshot holds of namespaces
+// (nil: every namespace): ServiceExports, the Services they export and
+// those Services' EndpointSlices, GlobalTrafficPolicies, and what of
+// them does not load (Rejected).
+func (m *Member) readNamespaced(ctx context.Context, s *snapshot.Snapshot, namespaces []string) error {
+	var err error
+	if s.ServiceExports, s.Rejected, err = m.readExports(ctx, namespaces); err != nil {
+		return err
+	}
+	exported := map[string][]string{}
+	for _, se := range s.ServiceExports {
+		exported[se.Namespace] = append(exported[se.Namespace], se.Name)
+	}
+	if s.Services, err = m.readServices(ctx, exported); err != nil {
+		return err
+	}
+	withService := map[string][]string{}
+	for _, svc := range s.Services {
+		withService[svc.Namespace] = append(withService[svc.Namespace], svc.Name)
+	}
+	if s.EndpointSlices, err = m.readSlices(ctx, withService); err != nil {
+		return err
+	}
+	s.Services = dropUnloadable(m, s, s.Services, func(svc *corev1.Service) string { return svc.Name })
+	s.EndpointSlices = dropUnloadable(m, s, s.EndpointSlices, func(sl *discoveryv1.EndpointSlice) string {
+		return sl.Labels[discoveryv1.LabelServiceName]
+	})
+	if s.GlobalTrafficPolicies, err = m.readPolicies(ctx, namespaces); err != nil {
+		return err
+	}
+	return nil
+}
+
+// listIn lists gvr in every namespace (namespaces nil) or in each of
+// namespaces, a few at a time.
+func (m *Member) listIn(ctx context.Context, gvr schema.GroupVersionResource, namespaces []string) ([]unstructured.Unstructured, error) {
+	if namespaces == nil {
+		list, err := m.dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return list.Items, nil
+	}
+	byNS := make(map[string][]string, len(namespaces))
+	for _, ns := range namespaces {
+		byNS[ns] = nil
+	}
+	return perNamespace(ctx, byNS, func(ctx context.Context, ns string, _ []string) ([]unstructured.Unstructured, error) {
+		list, err := m.dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return list.Items, nil
+	})
+}
+
 // readExports lists the ServiceExports. One that does not load but names a
 // possible Service is returned as rejected, so its export is reported.
-func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, []snapshot.Rejected, error) {
-	list, err := m.dynamic.Resource(serviceExportsGVR).List(ctx, metav1.ListOptions{})
+func (m *Member) readExports(ctx context.Context, namespaces []string) ([]mcsv1alpha1.ServiceExport, []snapshot.Rejected, error) {
+	items, err := m.listIn(ctx, serviceExportsGVR, namespaces)
 	if apierrors.IsNotFound(err) {
 		return nil, nil, fmt.Errorf("listing ServiceExports (%s): %w", serviceExportsGVR.GroupVersion(), errCRDMissing)
 	}
@@ -112,7 +178,7 @@ func (m *Member) readExports(ctx context.Context) ([]mcsv1alpha1.ServiceExport, 
 	}
 	var out []mcsv1alpha1.ServiceExport
 	var rejected []snapshot.Rejected
-	err = m.loadThroughParse(list.Items, mcsv1alpha1.GroupVersion.String(), "ServiceExport", func(s *snapshot.Snapshot) {
+	err = m.loadThroughParse(items, namespaces != nil, mcsv1alpha1.GroupVersion.String(), "ServiceExport", func(s *snapshot.Snapshot) {
 		out = append(out, s.ServiceExports...)
 	}, func(u *unstructured.Unstructured, err error) {
 		r := snapshot.Rejected{Kind: "ServiceExport", Namespace: u.GetNamespace(), Name: u.GetName(), Service: u.GetName(),
@@ -160,8 +226,8 @@ func dropUnloadable[T any, PT interface {
 // seen. keep takes each object's one-object snapshot. An object listed
 // with the same UID and resourceVersion as in the last read gets the
 // last answer (see parseMemo).
-func (m *Member) loadThroughParse(items []unstructured.Unstructured, apiVersion, kind string, keep func(*snapshot.Snapshot), reject func(*unstructured.Unstructured, error)) error {
-	pass := m.parsed.begin(kind)
+func (m *Member) loadThroughParse(items []unstructured.Unstructured, some bool, apiVersion, kind string, keep func(*snapshot.Snapshot), reject func(*unstructured.Unstructured, error)) error {
+	pass := m.parsed.begin(kind, some)
 	for _, u := range items {
 		k := parseKey{uid: string(u.GetUID()), resourceVersion: u.GetResourceVersion()}
 		r, ok := pass.get(k)

@@ -3,6 +3,8 @@
 package clusters
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
@@ -27,6 +29,14 @@ import (
 // list delivers every object it finds as an event, and these kinds'
 // events are never filtered, so they bump gen whenever they may matter.
 //
+// A change the watch can place in a namespace (every kind the snapshot
+// holds but Namespaces, ClusterProperties and ServiceCIDRs) marks that
+// namespace: when only a few are marked since the stored snapshot's read
+// began, and nothing was unplaceable, Collect lists those namespaces alone
+// and keeps the rest of the stored snapshot (readChanged). The same
+// argument holds namespace by namespace: an unmarked namespace had no
+// event since that read began.
+//
 // Without a running Watch (the sync command, a CronJob) nothing is ever
 // reused.
 type readReuse struct {
@@ -37,34 +47,70 @@ type readReuse struct {
 	running          bool
 	pending, failing int
 	gen              uint64
+	// touched is, by namespace, the gen of the last change seen there;
+	// wideAt the gen of the last one not placed in a namespace (a
+	// cluster-scoped object, the watch starting, failing or recovering).
+	touched map[string]uint64
+	wideAt  uint64
 
 	snap    snapshot.Snapshot
 	snapGen uint64
 	has     bool
 }
 
-// touch records a change (or a possible one) the watch saw.
-func (r *readReuse) touch() {
+// touch records a change (or a possible one) the watch saw in namespace,
+// "" when it cannot say where.
+func (r *readReuse) touch(namespace string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bump(namespace)
+}
+
+// bump is touch with r.mu held.
+func (r *readReuse) bump(namespace string) {
 	r.gen++
-	r.mu.Unlock()
+	if namespace == "" {
+		r.wideAt = r.gen
+		return
+	}
+	if r.touched == nil {
+		r.touched = map[string]uint64{}
+	}
+	r.touched[namespace] = r.gen
 }
 
 func (r *readReuse) live() bool { return r.running && r.pending == 0 && r.failing == 0 }
 
-// begin returns the snapshot to reuse, if any, and else the generation a
-// read starting now should be stored under (ok: the watch is live).
-func (r *readReuse) begin() (reuse *snapshot.Snapshot, gen uint64, ok bool) {
+// maxChangedNamespaces is how many changed namespaces are listed alone;
+// more, and the member is read whole.
+const maxChangedNamespaces = 8
+
+// begin says what a read starting now must do, and the generation its
+// snapshot is stored under (ok: the watch is live):
+//   - reuse set, changed nil: nothing changed, reuse is the snapshot;
+//   - reuse and changed set: list the namespaces changed alone, and keep
+//     the rest of reuse;
+//   - reuse nil: read the member whole.
+func (r *readReuse) begin() (reuse *snapshot.Snapshot, changed []string, gen uint64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.live() {
-		return nil, 0, false
+		return nil, nil, 0, false
 	}
-	if r.has && r.snapGen == r.gen {
-		cp := r.snap
-		return &cp, r.gen, true
+	if !r.has || r.wideAt > r.snapGen {
+		return nil, nil, r.gen, true
 	}
-	return nil, r.gen, true
+	for ns, at := range r.touched {
+		if at > r.snapGen {
+			changed = append(changed, ns)
+		}
+	}
+	if len(changed) > maxChangedNamespaces {
+		return nil, nil, r.gen, true
+	}
+	slices.Sort(changed)
+	cp := r.snap
+	return &cp, changed, r.gen, true
 }
 
 // store keeps the snapshot of a read that began, with the watch live, at
@@ -74,6 +120,7 @@ func (r *readReuse) store(gen uint64, s *snapshot.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.snap, r.snapGen, r.has = *s, gen, true
+	maps.DeleteFunc(r.touched, func(_ string, at uint64) bool { return at <= gen })
 }
 
 // forget drops the stored snapshot: the next Collect reads.
@@ -88,14 +135,14 @@ func (r *readReuse) watchStarted(required int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running, r.pending, r.failing = true, required, 0
-	r.gen++
+	r.bump("")
 }
 
 func (r *readReuse) watchStopped() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running = false
-	r.gen++
+	r.bump("")
 }
 
 // listed is called once per required informer, when it has listed.
@@ -111,12 +158,12 @@ func (r *readReuse) failed() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failing++
-	r.gen++
+	r.bump("")
 }
 
 func (r *readReuse) recovered() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failing--
-	r.gen++
+	r.bump("")
 }

@@ -79,9 +79,9 @@ func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 			m.log().Warn("not watching member: it has no client", "error", m.Err)
 			continue
 		}
-		w := &memberWatch{m: m, notify: func(member string) {
-			m.reuse.touch() // before the loop hears of it: its cycle must read
-			notify(member)
+		w := &memberWatch{m: m, changed: func(namespace string) {
+			m.reuse.touch(namespace) // before the loop hears of it: its cycle must read
+			notify(m.Name)
 		}}
 		required := 0
 		for _, r := range watched {
@@ -115,15 +115,17 @@ func (s *Set) Watch(ctx context.Context, notify func(member string)) error {
 
 // memberWatch holds one member's informers.
 type memberWatch struct {
-	m      *Member
-	notify func(string)
+	m *Member
+	// changed is called with the namespace of each relevant event ("" for
+	// a cluster-scoped object, or one it cannot tell).
+	changed func(namespace string)
 	// exports is the ServiceExport informer's store: Service and
 	// EndpointSlice events matter only for exported Services.
 	exports cache.Store
 }
 
 func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector string) cache.SharedIndexInformer {
-	state := &resourceState{member: w.m.Name, kind: kind, notify: w.notify, log: w.m.log(), reuse: &w.m.reuse}
+	state := &resourceState{member: w.m.Name, kind: kind, notify: func(string) { w.changed("") }, log: w.m.log(), reuse: &w.m.reuse}
 	client := w.m.metadata.Resource(gvr)
 	tweak := func(o *metav1.ListOptions) {
 		if selector != "" {
@@ -160,7 +162,7 @@ func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector s
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if relevant(obj) {
-				w.notify(w.m.Name)
+				w.changed(namespaceOf(obj))
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -174,12 +176,12 @@ func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector s
 				return
 			}
 			if relevant(oldObj) || relevant(newObj) {
-				w.notify(w.m.Name)
+				w.changed(namespaceOf(newObj))
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if relevant(obj) {
-				w.notify(w.m.Name)
+				w.changed(namespaceOf(obj))
 			}
 		},
 	})
@@ -228,6 +230,14 @@ func (w *memberWatch) relevant(kind string, obj any) bool {
 	return exists
 }
 
+// namespaceOf is obj's namespace, "" when it has none or is unreadable.
+func namespaceOf(obj any) string {
+	if o := accessor(obj); o != nil {
+		return o.GetNamespace()
+	}
+	return ""
+}
+
 func accessor(obj any) metav1.Object {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -273,7 +283,7 @@ func (r *resourceState) observe(err error) {
 	switch {
 	case err != nil && !was:
 		if absent {
-			r.reuse.touch()
+			r.reuse.touch("")
 			r.log.Info("watch: member does not serve this kind, or does not let mcs-gitops read it; watching for that to change", "kind", r.kind, "error", err)
 			return
 		}
@@ -288,7 +298,7 @@ func (r *resourceState) observe(err error) {
 		if counted {
 			r.reuse.recovered()
 		} else {
-			r.reuse.touch()
+			r.reuse.touch("")
 		}
 		r.log.Info("watch: member readable again", "kind", r.kind)
 		r.notify(r.member)

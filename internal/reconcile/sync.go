@@ -480,6 +480,9 @@ func memberFigures(out *Outcome) slog.Value {
 		if r.Err != nil {
 			attrs = append(attrs, slog.String("reason", r.Reason))
 		}
+		if r.Namespaces != nil {
+			attrs = append(attrs, slog.Int("namespaces_listed", len(r.Namespaces)))
+		}
 		if n, applied := failed[r.Member]; applied {
 			attrs = append(attrs, slog.Int("failed_objects", n))
 		}
