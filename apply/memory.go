@@ -46,10 +46,10 @@ type Memory struct {
 // checkContract is contract.Check, remembered: a BuildCache hands out the
 // same pointers for unchanged chunks, and never changes one, so only the
 // objects that are new since the last check are checked, unless one that
-// others refer to is new (contract.CheckAgain). At 4,000 objects a whole
-// check costs about 30 ms on these 2 cores (BenchmarkBeforeApply), the
-// remembered one with one slice changed about 1 ms. A nil Memory checks
-// every time.
+// others refer to is new and not equal to the last (contract.CheckAgain).
+// At 4,000 objects a whole check costs about 30 ms on these 2 cores
+// (BenchmarkBeforeApply), one with a slice moved (its chunk built again)
+// about 4.5 ms. A nil Memory checks every time.
 func (m *Memory) checkContract(c contract.Member, objs []*unstructured.Unstructured) []contract.Violation {
 	if m == nil {
 		return contract.Check(c, objs)

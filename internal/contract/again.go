@@ -3,6 +3,7 @@
 package contract
 
 import (
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,26 +12,31 @@ import (
 // Checked is what one check found, kept so that the next check of a list
 // that differs from it only in objects nothing refers to (a moved
 // endpoint changes one EndpointSlice) checks those objects alone. The
-// objects are compared by pointer: the caller promises that an object it
-// checked is never modified afterwards (a BuildCache's are not).
+// objects are compared by pointer first: the caller promises that an
+// object it checked is never modified afterwards (a BuildCache's are not).
 type Checked struct {
 	m Member
 	c *commit
 	// why is each object's verdict, "" when it passed.
 	why map[*unstructured.Unstructured]string
-	// refs are the objects others may refer to: ServiceImports, Services
-	// and ListenerSets, which Check indexes as it goes.
-	refs map[*unstructured.Unstructured]bool
+	// refs are the objects others may refer to (ServiceImports, Services
+	// and ListenerSets, which check indexes as it goes), by kind,
+	// namespace and name.
+	refs map[refKey]*unstructured.Unstructured
 	// objs and violations are the list checked and what was found, for a
 	// check of the very same list (an unchanged member).
 	objs       []*unstructured.Unstructured
 	violations []Violation
 }
 
+type refKey struct{ kind, namespace, name string }
+
 // CheckAgain is Check, given what the last check of the same member found
 // (nil: none). When the contract and every object that others may refer
-// to are the same as then, only the objects last did not see are checked;
-// otherwise everything is. The violations are Check's, in objs order.
+// to are the same as then (the same pointers, or equal objects: a kustomize
+// run over a chunk of files builds all of the chunk's objects again), only
+// the objects last did not see are checked; otherwise everything is. The
+// violations are Check's, in objs order.
 func CheckAgain(m Member, objs []*unstructured.Unstructured, last *Checked) ([]Violation, *Checked) {
 	if last != nil && last.m == m && slices.Equal(last.objs, objs) {
 		return last.violations, last
@@ -41,30 +47,35 @@ func CheckAgain(m Member, objs []*unstructured.Unstructured, last *Checked) ([]V
 }
 
 func checkAgain(m Member, objs []*unstructured.Unstructured, last *Checked) ([]Violation, *Checked) {
-	refs := map[*unstructured.Unstructured]bool{}
+	refs := map[refKey]*unstructured.Unstructured{}
 	for _, u := range objs {
 		if referred(u) {
-			refs[u] = true
+			refs[keyOf(u)] = u
 		}
 	}
-	if last == nil || last.m != m || !samePointers(last.refs, refs) {
-		c, why := check(m, objs)
-		next := &Checked{m: m, c: c, why: make(map[*unstructured.Unstructured]string, len(objs)), refs: refs}
-		for i, u := range objs {
-			next.why[u] = why[i]
-		}
-		return violations(objs, why), next
-	}
+	next := &Checked{m: m, why: make(map[*unstructured.Unstructured]string, len(objs)), refs: refs}
 	why := make([]string, len(objs))
-	next := &Checked{m: m, c: last.c, why: make(map[*unstructured.Unstructured]string, len(objs)), refs: refs}
-	for i, u := range objs {
-		w, ok := last.why[u]
-		if !ok {
-			// Not a referred kind (those are all in last), so checking it
-			// reads the index and adds nothing to it.
-			w = last.c.check(u)
+	if last == nil || last.m != m || !sameRefs(last.refs, refs) {
+		next.c, why = check(m, objs)
+	} else {
+		next.c = last.c
+		for i, u := range objs {
+			w, ok := last.why[u]
+			switch {
+			case ok:
+			case referred(u):
+				// Equal to the one last checked (sameRefs): its verdict.
+				w = last.why[last.refs[keyOf(u)]]
+			default:
+				// Checking an object of another kind reads the index and
+				// adds nothing to it.
+				w = last.c.check(u)
+			}
+			why[i] = w
 		}
-		why[i], next.why[u] = w, w
+	}
+	for i, u := range objs {
+		next.why[u] = why[i]
 	}
 	return violations(objs, why), next
 }
@@ -77,12 +88,19 @@ func referred(u *unstructured.Unstructured) bool {
 	return false
 }
 
-func samePointers(a, b map[*unstructured.Unstructured]bool) bool {
+func keyOf(u *unstructured.Unstructured) refKey {
+	return refKey{kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
+}
+
+// sameRefs says whether b holds the same objects as a, each the same
+// pointer or an equal object.
+func sameRefs(a, b map[refKey]*unstructured.Unstructured) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for u := range b {
-		if !a[u] {
+	for k, u := range b {
+		old, ok := a[k]
+		if !ok || (old != u && !reflect.DeepEqual(old.Object, u.Object)) {
 			return false
 		}
 	}

@@ -428,7 +428,17 @@ func TestCheckAgainIsCheck(t *testing.T) {
 			user.SetLabels(map[string]string{"multicluster.kubernetes.io/service-name": "api"})
 			return []*unstructured.Unstructured{objs[0], user, objs[2], objs[3]}
 		}},
+		{"the user's Service rebuilt equal", member, func() []*unstructured.Unstructured {
+			user := svc.DeepCopy()
+			user.SetLabels(map[string]string{"multicluster.kubernetes.io/service-name": "api"})
+			return []*unstructured.Unstructured{objs[0].DeepCopy(), user, slice.DeepCopy(), objs[3]}
+		}},
 		{"Service back again", member, func() []*unstructured.Unstructured { return objs }},
+		{"everything rebuilt equal, the slice moved", member, func() []*unstructured.Unstructured {
+			moved := slice.DeepCopy()
+			moved.Object["endpoints"] = []any{map[string]any{"addresses": []any{"10.1.0.7"}}}
+			return []*unstructured.Unstructured{objs[0].DeepCopy(), objs[1].DeepCopy(), moved, objs[3].DeepCopy()}
+		}},
 		{"another member's contract", contract.Member{Name: "cluster-b"}, func() []*unstructured.Unstructured { return objs }},
 	}
 	var last *contract.Checked

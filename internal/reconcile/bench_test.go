@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/benchmem"
+	"github.com/mcs-gitops/mcs-gitops/test/benchprof"
 )
 
 // BenchmarkCycle times the part of a sync cycle between reading the members
@@ -58,7 +58,7 @@ func BenchmarkCycle(b *testing.B) {
 			})
 			b.Run("one-change", func(b *testing.B) {
 				worlds := [2][]clusters.Result{moved, results}
-				stop := profileLoop(b)
+				stop := benchprof.Loop(b)
 				defer stop()
 				i := 0
 				for b.Loop() {
@@ -78,27 +78,6 @@ func BenchmarkCycle(b *testing.B) {
 				cycleFloor(b, l, cfg, results, moved)
 			})
 		})
-	}
-}
-
-// profileLoop writes a CPU profile of the timed loop alone (none of the
-// world's setup, which dwarfs a few cycles) to $MCS_BENCH_CPUPROFILE when
-// it is set; the returned func stops it.
-func profileLoop(b *testing.B) func() {
-	path := os.Getenv("MCS_BENCH_CPUPROFILE")
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatal(err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
 	}
 }
 
