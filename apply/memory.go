@@ -5,7 +5,6 @@ package apply
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"maps"
 	"sync"
 	"time"
 
@@ -151,21 +150,31 @@ func (m *Memory) Settled(gen uint64, now time.Time) bool {
 }
 
 // pruneNeeded says whether prune must list what the member holds: not
-// when the desired set is the one a prune since the memory was last
-// forgotten already checked, because then nothing mcs-gitops applied has
-// left the set. Objects that someone else labelled as ours wait for the
-// resync, like every other drift.
+// when the desired set holds every object of the one a prune since the
+// memory was last forgotten left the member with, because then nothing
+// mcs-gitops applied has left the set (a new export only adds objects).
+// Objects that someone else labelled as ours wait for the resync, like
+// every other drift.
 func (m *Memory) pruneNeeded(keep map[objKey]bool) bool {
 	if m == nil {
 		return true
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.pruned == nil || !maps.Equal(m.pruned, keep)
+	if m.pruned == nil || len(keep) < len(m.pruned) {
+		return true
+	}
+	for k := range m.pruned {
+		if !keep[k] {
+			return true
+		}
+	}
+	return false
 }
 
-// pruneDone records a prune that left the member holding nothing of ours
-// outside keep.
+// pruneDone records that the member holds nothing of ours outside keep:
+// a prune against keep completed, or one was not needed and everything
+// applied since was in keep.
 func (m *Memory) pruneDone(keep map[objKey]bool) {
 	if m == nil {
 		return

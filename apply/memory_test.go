@@ -83,6 +83,17 @@ func testMemory(h *harness) {
 	mustOK(t, rs...)
 	assert.Len(t, rs[0].Deleted, 2, "deleted %v", rs[0].Deleted)
 	assert.Contains(t, rs[0].Deleted, "Service/db/planted")
+
+	// It comes back (the set only grows: prune does not list), and leaves
+	// again: prune lists, and deletes what the cycle it did not list for
+	// applied.
+	rs = ApplyAll(ctx, []*Applier{a}, files, report)
+	mustOK(t, rs...)
+	require.Len(t, rs[0].Created, 1, "the object back: %v", rs[0].Created)
+	assert.Empty(t, rs[0].Deleted)
+	rs = ApplyAll(ctx, []*Applier{a}, smaller, report)
+	mustOK(t, rs...)
+	assert.Len(t, rs[0].Deleted, 1, "deleted %v", rs[0].Deleted)
 	cleanup(h, []*Applier{a})
 }
 
@@ -253,4 +264,39 @@ func TestMemoryRemembersTheContractCheck(t *testing.T) {
 	withNamespaces := c
 	withNamespaces.CreateMissingNamespaces = true
 	assert.Equal(t, contract.Check(withNamespaces, outside), m.checkContract(withNamespaces, outside), "another contract: checked again")
+}
+
+// A prune is skipped only while nothing applied since the last one has
+// left the desired set: growing sets skip it, and a set that drops an
+// object applied in one of them (not only one of the last set pruned
+// against) lists again.
+func TestMemoryPrunesWhenAnObjectLeavesTheSet(t *testing.T) {
+	key := func(name string) objKey { return objKey{GroupKind: serviceImportGK, Namespace: "ns", Name: name} }
+	set := func(names ...string) map[objKey]bool {
+		out := map[objKey]bool{}
+		for _, n := range names {
+			out[key(n)] = true
+		}
+		return out
+	}
+	m := NewMemory(time.Hour)
+	require.True(t, m.pruneNeeded(set("a")), "nothing pruned yet")
+	m.pruneDone(set("a"))
+	for _, step := range []struct {
+		keep []string
+		want bool
+	}{
+		{[]string{"a"}, false},
+		{[]string{"a", "b"}, false}, // an export added
+		{[]string{"a", "b", "c"}, false},
+		{[]string{"a", "c"}, true}, // b, applied after the last listing, left
+		{[]string{"a", "c"}, false},
+		{[]string{"c", "d"}, true},
+	} {
+		keep := set(step.keep...)
+		assert.Equal(t, step.want, m.pruneNeeded(keep), "keep %v", step.keep)
+		m.pruneDone(keep) // as prune does, listed or not
+	}
+	m.Forget()
+	assert.True(t, m.pruneNeeded(set("c", "d")), "forgotten")
 }

@@ -26,14 +26,18 @@ import (
 // whose API the member does not serve (Gateway API routes before they are
 // installed) has nothing to prune. The member's Gateway is never deleted:
 // the listeners mcs-gitops merged into it are released instead
-// (releaseGateway). With a Memory, a desired set already pruned against is
-// not listed again until the memory is forgotten.
+// (releaseGateway). With a Memory, a desired set that holds all of the one
+// last pruned against is not listed again until the memory is forgotten.
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {
 		keep[d.key] = true
 	}
 	if !a.Memory.pruneNeeded(keep) {
+		// What was applied is in keep, so the member holds nothing of
+		// ours outside it: a later set that drops an object of this one
+		// must list again.
+		a.Memory.pruneDone(keep)
 		return nil
 	}
 	stale, skipped, err := a.stale(ctx, keep)
