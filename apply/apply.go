@@ -219,7 +219,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	}
 	ctx, cancel := a.Budget.context(ctx, len(fresh))
 	defer cancel()
-	toApply, err := a.checkCollisions(ctx, fresh, res)
+	toApply, missing, err := a.checkCollisions(ctx, fresh, res)
 	t = timed(&res.Took.Collisions, t)
 	if err != nil {
 		a.Memory.Forget()
@@ -227,7 +227,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	}
 	// Namespaces first: the objects inside them need them.
 	rest, refusedNS := a.createNamespaces(ctx, toApply, res)
-	refused, err := a.applyStaged(ctx, rest, res)
+	refused, err := a.applyStaged(ctx, rest, missing, res)
 	t = timed(&res.Took.Apply, t)
 	if err != nil {
 		a.Memory.Forget()
@@ -250,7 +250,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	// lookup; only the fresh ones get their status written again.
 	owned := maps.Clone(keys)
 	maps.Copy(owned, known)
-	if err := a.writeImports(ctx, toApply, owned, report, res); err != nil {
+	if err := a.writeImports(ctx, toApply, owned, missing, report, res); err != nil {
 		errs = append(errs, err)
 	}
 	timed(&res.Took.Status, t)
@@ -350,11 +350,28 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 	return d, nil
 }
 
-// applyStaged applies toApply with ssa and returns the keys of the objects
-// the member refused; an error means nothing could be decided.
-func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, res *Result) (map[objKey]bool, error) {
+// applyStaged applies toApply with ssa, the objects the member was just
+// found not to hold (missing) with one create each (createMissing, which
+// records the member's answers in missing), and returns the keys of the
+// objects the member refused; an error means nothing could be decided.
+func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, missing map[objKey]*unstructured.Unstructured, res *Result) (map[objKey]bool, error) {
 	toApply, gateways := splitGateways(toApply)
 	refused := a.applyGateways(ctx, gateways, res)
+	var creates []desiredObject
+	toApply = slices.DeleteFunc(slices.Clone(toApply), func(d desiredObject) bool {
+		if _, ok := missing[d.key]; ok {
+			creates = append(creates, d)
+			return true
+		}
+		return false
+	})
+	if len(creates) > 0 {
+		each, err := a.createMissing(ctx, creates, missing, res)
+		maps.Copy(refused, each)
+		if err != nil {
+			return refused, err
+		}
+	}
 	if len(toApply) == 0 {
 		return refused, nil
 	}

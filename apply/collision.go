@@ -35,8 +35,11 @@ func keyOf(u *unstructured.Unstructured) objKey {
 // overwritten. An existing Namespace is simply left alone: rendered
 // Namespaces are created only when missing. The member's Gateway is the
 // opposite: the user's by design, it only takes our listeners, so it is
-// applied when it exists and refused when it does not (gateway.go).
-func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) ([]desiredObject, error) {
+// applied when it exists and refused when it does not (gateway.go). The
+// objects to apply that the member did not hold are also returned apart
+// (missing), by key, for createMissing to create and record the member's
+// answer under.
+func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) (_ []desiredObject, missing map[objKey]*unstructured.Unstructured, _ error) {
 	const (
 		apply = iota + 1
 		skip
@@ -44,7 +47,9 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		absent
 	)
 	verdict := make([]int, len(desired))
+	absentAt := make([]bool, len(desired))
 	decide := func(i int, existing *metav1.PartialObjectMetadata) {
+		absentAt[i] = existing == nil
 		d := desired[i]
 		switch {
 		case d.key.GroupKind == contract.GatewayKind && existing == nil:
@@ -107,13 +112,17 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		return nil
 	})...)
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]desiredObject, 0, len(desired))
+	missing = map[objKey]*unstructured.Unstructured{}
 	for i, d := range desired {
 		switch verdict[i] {
 		case apply:
 			out = append(out, d)
+			if absentAt[i] {
+				missing[d.key] = nil
+			}
 		case skip:
 			res.Skipped = append(res.Skipped, describe(d.obj))
 		case absent:
@@ -124,7 +133,7 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 				Message: "an object mcs-gitops did not write (no owner labels, or labels copied) already has this name; it was left alone"})
 		}
 	}
-	return out, nil
+	return out, missing, nil
 }
 
 // listAtLeast is the number of objects of one kind in one namespace from

@@ -26,16 +26,14 @@ var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 // import (or one whose derived Service is not ours) has no ips; ips this
 // manager set before are then released. live is the import as the member
 // holds it; the import as it is afterwards is returned.
-func (a *Applier) writeImportIPs(ctx context.Context, si, live *unstructured.Unstructured, applied map[objKey]bool, note func(string)) (*unstructured.Unstructured, error) {
+func (a *Applier) writeImportIPs(ctx context.Context, si, live *unstructured.Unstructured, applied map[objKey]bool, created map[objKey]*unstructured.Unstructured, note func(string)) (*unstructured.Unstructured, error) {
 	id := describe(si)
 	var want []string
 	typ, _, _ := unstructured.NestedString(si.Object, "spec", "type")
 	derived := si.GetAnnotations()[render.DerivedServiceAnnotation]
-	if typ == "ClusterSetIP" && derived != "" &&
-		applied[objKey{GroupKind: serviceGVK.GroupKind(), Namespace: si.GetNamespace(), Name: derived}] {
-		svc := &unstructured.Unstructured{}
-		svc.SetGroupVersionKind(serviceGVK)
-		err := a.Client.Get(ctx, client.ObjectKey{Namespace: si.GetNamespace(), Name: derived}, svc)
+	svcKey := objKey{GroupKind: serviceGVK.GroupKind(), Namespace: si.GetNamespace(), Name: derived}
+	if typ == "ClusterSetIP" && derived != "" && applied[svcKey] {
+		svc, err := a.live(ctx, serviceGVK, svcKey, created)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return live, fmt.Errorf("spec.ips of %s: reading derived Service %s: %w", id, derived, err)
 		}

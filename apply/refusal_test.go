@@ -227,7 +227,7 @@ func testDeadlineIsNotARefusal(h *harness) {
 	defer cancel()
 
 	res := &Result{Member: "cluster-b"}
-	refused, err := a.applyStaged(ctx, desired, res)
+	refused, err := a.applyStaged(ctx, desired, nil, res)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("staged apply past the deadline: err %v, want a deadline", err)
 	}
@@ -241,6 +241,15 @@ func testDeadlineIsNotARefusal(h *harness) {
 	refused, err = a.applyEach(ctx, rm, desired, ssa.DefaultApplyOptions(), res)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d", len(desired), len(desired))) {
 		t.Fatalf("object-by-object apply past the deadline: err %v", err)
+	}
+	if len(refused) != 0 || len(res.Refused) != 0 {
+		t.Errorf("a deadline refused %d object(s): %v", len(refused), res.Refused)
+	}
+
+	res = &Result{Member: "cluster-b"}
+	refused, err = a.createMissing(ctx, desired, nil, res)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d", len(desired), len(desired))) {
+		t.Fatalf("creating past the deadline: err %v", err)
 	}
 	if len(refused) != 0 || len(res.Refused) != 0 {
 		t.Errorf("a deadline refused %d object(s): %v", len(refused), res.Refused)

@@ -37,8 +37,10 @@ var (
 // writeImports writes the ServiceImports' status.clusters and spec.ips
 // for the imports that were applied (not collisions, not refused). Every
 // write is skipped when the cluster already holds the same values, so an
-// unchanged world changes no resourceVersion.
-func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, report *render.Report, res *Result) error {
+// unchanged world changes no resourceVersion. The imports and derived
+// Services this apply created (created) are not read again: the member's
+// answer to the create is what it holds.
+func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, applied map[objKey]bool, created map[objKey]*unstructured.Unstructured, report *render.Report, res *Result) error {
 	notServed := map[string]render.NotServed{}
 	partial := map[string][]render.PartialPort{}
 	if report != nil {
@@ -64,10 +66,10 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 		}
 		jobs = append(jobs, func(ctx context.Context) error {
 			// One read of the live import serves both writes: they touch
-			// different fields through different managers.
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(d.obj.GroupVersionKind())
-			if err := a.Client.Get(ctx, client.ObjectKeyFromObject(d.obj), live); err != nil {
+			// different fields through different managers. An import this
+			// apply created is as the member answered then.
+			live, err := a.live(ctx, d.obj.GroupVersionKind(), k, created)
+			if err != nil {
 				if a.StatusOnly && apierrors.IsNotFound(err) {
 					a.log().Info("import not applied yet by the member's applier; its status waits for the next cycle", "import", describe(d.obj))
 					return nil
@@ -75,7 +77,7 @@ func (a *Applier) writeImports(ctx context.Context, desired []desiredObject, app
 				return fmt.Errorf("status of %s: %w", describe(d.obj), err)
 			}
 			a.importChangeEvent(live, k.Namespace+"/"+k.Name)
-			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, note)
+			live, ipsErr := a.writeImportIPs(ctx, d.obj, live, applied, created, note)
 			return errors.Join(ipsErr, a.writeImportStatus(ctx, d, live, importReady(d.obj, notServed[k.Namespace+"/"+k.Name], partial[k.Namespace+"/"+k.Name]), note))
 		})
 	}

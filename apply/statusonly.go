@@ -19,7 +19,7 @@ func (a *Applier) statusOnly(ctx context.Context, desired []desiredObject, repor
 	for _, d := range desired {
 		keys[d.key] = true
 	}
-	if err := a.writeImports(ctx, desired, keys, report, res); err != nil {
+	if err := a.writeImports(ctx, desired, keys, nil, report, res); err != nil {
 		res.Err = err
 		a.logResult(res)
 		return res, nil
