@@ -350,27 +350,29 @@ func prepareOne(o *unstructured.Unstructured, owner map[string]string) (desiredO
 	return d, nil
 }
 
-// applyStaged applies toApply with ssa, the objects the member was just
-// found not to hold (missing) with one create each (createMissing, which
-// records the member's answers in missing), and returns the keys of the
-// objects the member refused; an error means nothing could be decided.
+// applyStaged applies toApply and returns the keys of the objects the
+// member refused; an error means nothing could be decided. The objects
+// whose outcome is known before asking (applyKnown: the member was just
+// found not to hold them, in missing, or the memory knows it holds other
+// bytes of ours) get one PATCH each; the rest, and any of those the
+// member did not take that way, go through ssa.
 func (a *Applier) applyStaged(ctx context.Context, toApply []desiredObject, missing map[objKey]*unstructured.Unstructured, res *Result) (map[objKey]bool, error) {
 	toApply, gateways := splitGateways(toApply)
 	refused := a.applyGateways(ctx, gateways, res)
-	var creates []desiredObject
+	var known []desiredObject
 	toApply = slices.DeleteFunc(slices.Clone(toApply), func(d desiredObject) bool {
-		if _, ok := missing[d.key]; ok {
-			creates = append(creates, d)
+		if _, ok := missing[d.key]; ok || a.Memory.changedSince(d) {
+			known = append(known, d)
 			return true
 		}
 		return false
 	})
-	if len(creates) > 0 {
-		each, err := a.createMissing(ctx, creates, missing, res)
-		maps.Copy(refused, each)
+	if len(known) > 0 {
+		failed, err := a.applyKnown(ctx, known, missing, res)
 		if err != nil {
 			return refused, err
 		}
+		toApply = append(toApply, failed...)
 	}
 	if len(toApply) == 0 {
 		return refused, nil

@@ -12,50 +12,52 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// createMissing applies, in parallel, objects the member was found not to
-// hold a moment ago (checkCollisions), each with the one server-side apply
-// PATCH ssa would end with, under the same field manager and force: for an
-// object that does not exist ssa's read and dry run can only say
-// "create", so a new export costs one request an object, not three, and
-// a first sync's objects do not queue behind each other. What the
-// apiserver refuses is a refusal, as in applyEach; one that runs out of
-// time makes the error. It returns the keys of the refused objects, and
-// records each created object as the member answered (its cluster IPs, a
-// Service's) in answers, by key, for the status write after it.
+// applyKnown applies, in parallel, objects whose outcome is known before
+// asking, each with the one server-side apply PATCH ssa would end with,
+// under the same field manager and force: one the member was found not
+// to hold a moment ago (checkCollisions) can only be created, and one the
+// memory knows it holds other bytes of ours must be configured, so ssa's
+// read and dry run would only say so. A new export then costs one
+// request an object instead of three, a churning slice one PATCH instead
+// of three, and the PATCHes do not queue behind each other (ssa sends its
+// applies one at a time). An object someone creates between the check and
+// the PATCH is taken over, as it would be by ssa between its read and its
+// apply.
 //
-// An object someone creates between the check and the PATCH is taken
-// over, as it would be by ssa between its read and its apply.
-func (a *Applier) createMissing(ctx context.Context, objs []desiredObject, answers map[objKey]*unstructured.Unstructured, res *Result) (map[objKey]bool, error) {
+// What the member does not take this way is returned for ssa, which
+// recreates an object whose change an immutable field forbids and words
+// a refusal as for every other object; running out of time is the error.
+// Each created object is recorded as the member answered (a Service's
+// cluster IPs) in created, by key, for the status write after it.
+func (a *Applier) applyKnown(ctx context.Context, objs []desiredObject, created map[objKey]*unstructured.Unstructured, res *Result) (failed []desiredObject, _ error) {
 	errs := make([]error, len(objs))
-	created := make([]*unstructured.Unstructured, len(objs))
+	answers := make([]*unstructured.Unstructured, len(objs))
 	forEach(ctx, len(objs), func(ctx context.Context, i int) error {
-		// The PATCH writes the server's answer into what it is given; the
+		// The PATCH writes the member's answer into what it is given; the
 		// prepared object is kept for the next apply.
-		created[i] = objs[i].obj.DeepCopy()
-		errs[i] = a.Client.Patch(ctx, created[i], client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+		answers[i] = objs[i].obj.DeepCopy()
+		errs[i] = a.Client.Patch(ctx, answers[i], client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
 		return nil
 	})
-	refused := map[objKey]bool{}
 	timedOut := 0
 	for i, d := range objs {
+		_, missing := created[d.key]
 		switch err := errs[i]; {
 		case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || ctx.Err() != nil):
 			timedOut++
 		case err != nil:
-			refused[d.key] = true
-			res.Refused = append(res.Refused, Refusal{Object: describe(d.obj), Service: serviceOf(d.obj),
-				Message: fmt.Sprintf("%s apply failed: %v", describe(d.obj), err)})
-		default:
+			failed = append(failed, d)
+		case missing:
 			res.Created = append(res.Created, describe(d.obj))
-			if answers != nil {
-				answers[d.key] = created[i]
-			}
+			created[d.key] = answers[i]
+		default:
+			res.Configured = append(res.Configured, describe(d.obj))
 		}
 	}
 	if timedOut > 0 {
-		return refused, fmt.Errorf("creating %d of %d object(s) did not finish in time: %w", timedOut, len(objs), context.DeadlineExceeded)
+		return nil, fmt.Errorf("applying %d of %d object(s) did not finish in time: %w", timedOut, len(objs), context.DeadlineExceeded)
 	}
-	return refused, nil
+	return failed, nil
 }
 
 // live is the object of key as the member holds it: as it answered the

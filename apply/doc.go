@@ -21,11 +21,16 @@
 //     skipped; for the rest, collision check (collision.go: an existing
 //     object without this applier's owner labels is a user's; it is reported
 //     and skipped, never overwritten; one metadata list per kind and
-//     namespace for many objects, a read each for a few), Flux ssa
-//     ApplyAllStaged with field manager "mcs-gitops" and the owner labels
-//     (labels.go), prune (prune.go: only objects carrying all three owner
-//     labels for this ClusterSet and member that are no longer rendered;
-//     never a Namespace; with a Memory, only when the desired set changed),
+//     namespace for many objects, a read each for a few), then the apply
+//     with field manager "mcs-gitops" and the owner labels (labels.go): one
+//     server-side apply PATCH each, in parallel, for the objects whose
+//     outcome is known before asking (create.go: missing, or holding other
+//     bytes of ours the memory knows), Flux ssa ApplyAllStaged for the rest
+//     and for what the member did not take that way; prune (prune.go: only
+//     objects carrying all three owner labels for this ClusterSet and
+//     member that are no longer rendered; never a Namespace; with a
+//     Memory, only those that left the desired set since the last prune,
+//     each read by name when few),
 //     the member's Gateway (gateway.go: with tcpListeners: Gateway, the
 //     rendered listeners are merged into the user's Gateway without
 //     forcing, under no owner label; it is never created or deleted, and
@@ -36,8 +41,9 @@
 //     the status subresource ("mcs-gitops-status"), ServiceImport spec.ips
 //     from the derived Service's cluster IPs ("mcs-gitops-ips"), each
 //     compared with the live object (exports and policies: one list per
-//     kind) and written only when it differs, so an unchanged world changes
-//     no resourceVersion.
+//     kind, or a read each for the few services whose part of the
+//     snapshot or report changed) and written only when it differs, so an
+//     unchanged world changes no resourceVersion.
 //   - ApplyAll (all.go): every member in parallel; one member failing
 //     (build, apply, even a panic) is its own Result.Err.
 

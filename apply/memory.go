@@ -149,27 +149,28 @@ func (m *Memory) Settled(gen uint64, now time.Time) bool {
 	return m.settled != nil && *m.settled == gen && m.applied != nil && (m.MaxAge <= 0 || now.Sub(m.since) <= m.MaxAge)
 }
 
-// pruneNeeded says whether prune must list what the member holds: not
-// when the desired set holds every object of the one a prune since the
-// memory was last forgotten left the member with, because then nothing
-// mcs-gitops applied has left the set (a new export only adds objects).
+// pruneGone says what prune must look at: the keys of objects of ours
+// that have left the set since a prune (since the memory was last
+// forgotten) left the member holding nothing of ours outside it, or all:
+// there was none, and every object must be listed. No keys and not all:
+// the set only grew (a new export adds objects), nothing is to delete.
 // Objects that someone else labelled as ours wait for the resync, like
 // every other drift.
-func (m *Memory) pruneNeeded(keep map[objKey]bool) bool {
+func (m *Memory) pruneGone(keep map[objKey]bool) (gone []objKey, all bool) {
 	if m == nil {
-		return true
+		return nil, true
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.pruned == nil || len(keep) < len(m.pruned) {
-		return true
+	if m.pruned == nil {
+		return nil, true
 	}
 	for k := range m.pruned {
 		if !keep[k] {
-			return true
+			gone = append(gone, k)
 		}
 	}
-	return false
+	return gone, false
 }
 
 // pruneDone records that the member holds nothing of ours outside keep:
@@ -212,6 +213,18 @@ func (m *Memory) reportDone(keys map[string][32]byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reported = keys
+}
+
+// changedSince says whether the memory knows the member holds other bytes
+// of ours under d's key: an object applied before, since rendered anew.
+func (m *Memory) changedSince(d desiredObject) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.applied[d.key]
+	return ok && h != d.sum
 }
 
 // split partitions desired into the objects to apply and the keys of the

@@ -6,6 +6,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,8 @@ func testMemory(h *harness) {
 	mustOK(t, rs...)
 	assert.Empty(t, rs[0].Deleted, "the desired set was pruned against already")
 
-	// One object leaves the desired set: prune lists again, and deletes
-	// it and the planted one.
+	// One object leaves the desired set: prune reads it by name and
+	// deletes it; the planted one still waits for the resync.
 	dir := layout.MemberDir("cluster-a")
 	resources := kustomizationResources(t, files, "cluster-a")
 	smaller := maps.Clone(files)
@@ -81,8 +82,12 @@ func testMemory(h *harness) {
 	smaller[dir+kustomizationFile] = mustYAML(t, map[string]any{"resources": resources[:len(resources)-1]})
 	rs = ApplyAll(ctx, []*Applier{a}, smaller, report)
 	mustOK(t, rs...)
-	assert.Len(t, rs[0].Deleted, 2, "deleted %v", rs[0].Deleted)
-	assert.Contains(t, rs[0].Deleted, "Service/db/planted")
+	require.Len(t, rs[0].Deleted, 1, "deleted %v", rs[0].Deleted)
+	assert.NotContains(t, rs[0].Deleted, "Service/db/planted")
+	h.clock.Set(h.clock.Now().Add(2 * time.Hour))
+	rs = ApplyAll(ctx, []*Applier{a}, smaller, report)
+	mustOK(t, rs...)
+	assert.Equal(t, []string{"Service/db/planted"}, rs[0].Deleted, "the resync lists every object, and deletes the planted one")
 
 	// It comes back (the set only grows: prune does not list), and leaves
 	// again: prune lists, and deletes what the cycle it did not list for
@@ -266,10 +271,10 @@ func TestMemoryRemembersTheContractCheck(t *testing.T) {
 	assert.Equal(t, contract.Check(withNamespaces, outside), m.checkContract(withNamespaces, outside), "another contract: checked again")
 }
 
-// A prune is skipped only while nothing applied since the last one has
-// left the desired set: growing sets skip it, and a set that drops an
-// object applied in one of them (not only one of the last set pruned
-// against) lists again.
+// Prune looks only at what left the set since the last prune, counting
+// what was applied while it had nothing to look at: growing sets leave
+// nothing, and a set that drops an object applied in one of them (not
+// only one of the set last listed against) names it.
 func TestMemoryPrunesWhenAnObjectLeavesTheSet(t *testing.T) {
 	key := func(name string) objKey { return objKey{GroupKind: serviceImportGK, Namespace: "ns", Name: name} }
 	set := func(names ...string) map[objKey]bool {
@@ -280,23 +285,31 @@ func TestMemoryPrunesWhenAnObjectLeavesTheSet(t *testing.T) {
 		return out
 	}
 	m := NewMemory(time.Hour)
-	require.True(t, m.pruneNeeded(set("a")), "nothing pruned yet")
+	_, all := m.pruneGone(set("a"))
+	require.True(t, all, "nothing pruned yet: list everything")
 	m.pruneDone(set("a"))
 	for _, step := range []struct {
-		keep []string
-		want bool
+		keep, gone []string
 	}{
-		{[]string{"a"}, false},
-		{[]string{"a", "b"}, false}, // an export added
-		{[]string{"a", "b", "c"}, false},
-		{[]string{"a", "c"}, true}, // b, applied after the last listing, left
-		{[]string{"a", "c"}, false},
-		{[]string{"c", "d"}, true},
+		{[]string{"a"}, nil},
+		{[]string{"a", "b"}, nil}, // an export added
+		{[]string{"a", "b", "c"}, nil},
+		{[]string{"a", "c"}, []string{"b"}}, // b, applied after the last listing, left
+		{[]string{"a", "c"}, nil},
+		{[]string{"c", "d"}, []string{"a"}},
 	} {
 		keep := set(step.keep...)
-		assert.Equal(t, step.want, m.pruneNeeded(keep), "keep %v", step.keep)
-		m.pruneDone(keep) // as prune does, listed or not
+		gone, all := m.pruneGone(keep)
+		slices.SortFunc(gone, func(x, y objKey) int { return strings.Compare(x.Name, y.Name) })
+		var want []objKey
+		for _, n := range step.gone {
+			want = append(want, key(n))
+		}
+		assert.False(t, all, "keep %v", step.keep)
+		assert.Equal(t, want, gone, "keep %v", step.keep)
+		m.pruneDone(keep) // as prune does, whatever it looked at
 	}
 	m.Forget()
-	assert.True(t, m.pruneNeeded(set("c", "d")), "forgotten")
+	_, all = m.pruneGone(set("c", "d"))
+	assert.True(t, all, "forgotten: list everything")
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/contract"
@@ -26,21 +27,31 @@ import (
 // whose API the member does not serve (Gateway API routes before they are
 // installed) has nothing to prune. The member's Gateway is never deleted:
 // the listeners mcs-gitops merged into it are released instead
-// (releaseGateway). With a Memory, a desired set that holds all of the one
-// last pruned against is not listed again until the memory is forgotten.
+// (releaseGateway). With a Memory, only the objects that left the desired
+// set since the last prune are looked at, each read by name when they are
+// few (a FailOver moving a slice deletes one), until the memory is
+// forgotten (pruneGone).
 func (a *Applier) prune(ctx context.Context, desired []desiredObject, res *Result) error {
 	keep := map[objKey]bool{}
 	for _, d := range desired {
 		keep[d.key] = true
 	}
-	if !a.Memory.pruneNeeded(keep) {
+	gone, all := a.Memory.pruneGone(keep)
+	if !all && len(gone) == 0 {
 		// What was applied is in keep, so the member holds nothing of
 		// ours outside it: a later set that drops an object of this one
-		// must list again.
+		// must look at it.
 		a.Memory.pruneDone(keep)
 		return nil
 	}
-	stale, skipped, err := a.stale(ctx, keep)
+	var stale []staleObject
+	var skipped []string
+	var err error
+	if all || len(gone) >= listAtLeast {
+		stale, skipped, err = a.stale(ctx, keep)
+	} else {
+		stale, skipped, err = a.staleOf(ctx, gone)
+	}
 	res.Skipped = append(res.Skipped, skipped...)
 	errs := []error{err}
 	var deleted []string
@@ -97,22 +108,63 @@ func (a *Applier) stale(ctx context.Context, keep map[objKey]bool) (out []staleO
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
-			k := objKey{GroupKind: gk, Namespace: item.Namespace, Name: item.Name}
-			if keep[k] || !a.owns(item.Labels) || item.DeletionTimestamp != nil {
+			if keep[objKey{GroupKind: gk, Namespace: item.Namespace, Name: item.Name}] {
 				continue
 			}
-			id := gk.Kind + "/" + item.Namespace + "/" + item.Name
-			if !managedBy(item, FieldManager) {
-				a.log().Warn("not pruning an object with our owner labels that mcs-gitops did not write (labels copied?)", "object", id)
-				skipped = append(skipped, id)
-				continue
-			}
-			item.SetGroupVersionKind(mapping.GroupVersionKind)
-			out = append(out, staleObject{item: item, id: id})
+			out, skipped = a.sortStale(item, mapping.GroupVersionKind, out, skipped)
 		}
 	}
 	slices.SortFunc(out, func(x, y staleObject) int { return strings.Compare(x.id, y.id) })
 	return out, skipped, errors.Join(errs...)
+}
+
+// staleOf is stale for the given objects only, each read by name: those
+// of them this applier owns, and those it skips.
+func (a *Applier) staleOf(ctx context.Context, keys []objKey) (out []staleObject, skipped []string, _ error) {
+	prunable := contract.Prunable()
+	var errs []error
+	for _, k := range keys {
+		if !slices.Contains(prunable, k.GroupKind) {
+			continue
+		}
+		mapping, err := a.Client.RESTMapper().RESTMapping(k.GroupKind)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune: resolving %s: %w", k.GroupKind, err))
+			continue
+		}
+		item := &metav1.PartialObjectMetadata{}
+		item.SetGroupVersionKind(mapping.GroupVersionKind)
+		err = a.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, item)
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune: reading %s %s/%s: %w", k.Kind, k.Namespace, k.Name, err))
+			continue
+		}
+		out, skipped = a.sortStale(item, mapping.GroupVersionKind, out, skipped)
+	}
+	slices.SortFunc(out, func(x, y staleObject) int { return strings.Compare(x.id, y.id) })
+	return out, skipped, errors.Join(errs...)
+}
+
+// sortStale adds item (of gvk, not desired) to stale when this applier
+// owns it, to skipped when it carries the owner labels but mcs-gitops did
+// not write it, and to neither when it is not ours or already going.
+func (a *Applier) sortStale(item *metav1.PartialObjectMetadata, gvk schema.GroupVersionKind, stale []staleObject, skipped []string) ([]staleObject, []string) {
+	if !a.owns(item.Labels) || item.DeletionTimestamp != nil {
+		return stale, skipped
+	}
+	id := gvk.Kind + "/" + item.Namespace + "/" + item.Name
+	if !managedBy(item, FieldManager) {
+		a.log().Warn("not pruning an object with our owner labels that mcs-gitops did not write (labels copied?)", "object", id)
+		return stale, append(skipped, id)
+	}
+	item.SetGroupVersionKind(gvk)
+	return append(stale, staleObject{item: item, id: id}), skipped
 }
 
 // WouldDelete lists, without changing anything, what applying a commit

@@ -247,11 +247,11 @@ func testDeadlineIsNotARefusal(h *harness) {
 	}
 
 	res = &Result{Member: "cluster-b"}
-	refused, err = a.createMissing(ctx, desired, nil, res)
+	failed, err := a.applyKnown(ctx, desired, nil, res)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d", len(desired), len(desired))) {
-		t.Fatalf("creating past the deadline: err %v", err)
+		t.Fatalf("applying known objects past the deadline: err %v", err)
 	}
-	if len(refused) != 0 || len(res.Refused) != 0 {
-		t.Errorf("a deadline refused %d object(s): %v", len(refused), res.Refused)
+	if len(failed) != 0 || len(res.Refused) != 0 {
+		t.Errorf("a deadline failed %d object(s): %v", len(failed), res.Refused)
 	}
 }
