@@ -139,6 +139,30 @@ func result(t *testing.T, results []clusters.Result, member string) clusters.Res
 	return clusters.Result{}
 }
 
+// watchedUntilReused runs set's Watch until the test ends, and returns its
+// notifications and a Collect of member (bounded by timeout) once a read
+// of it is reused: the watch has listed and a read was kept.
+func watchedUntilReused(t *testing.T, set *clusters.Set, member string, timeout time.Duration) (notifications, func(*clusters.Set) clusters.Result) {
+	t.Helper()
+	wctx, cancel := context.WithCancel(context.Background())
+	n := make(notifications, 256)
+	done := make(chan error, 1)
+	go func() { done <- set.Watch(wctx, n.notify) }()
+	t.Cleanup(func() { cancel(); <-done })
+	collect := func(s *clusters.Set) clusters.Result {
+		t.Helper()
+		return result(t, s.Collect(context.Background(), timeout), member)
+	}
+	begin := time.Now()
+	for r := collect(set); !r.Reused; r = collect(set) {
+		if r.Err != nil || time.Since(begin) > 15*time.Second {
+			t.Fatalf("never reused within 15 s (err %v)", r.Err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n, collect
+}
+
 func TestLive(t *testing.T) {
 	cs := envtest.Start(t, 3)
 	c1, c2, c3 := cs[0], cs[1], cs[2]
@@ -318,23 +342,8 @@ func TestLive(t *testing.T) {
 		p.start()
 		set := memberSet(t, &clusters.Member{Name: "cluster-2", Config: withHost(c2.Config, p.addr)})
 		direct := memberSet(t, &clusters.Member{Name: "cluster-2", Config: c2.Config}) // never watched
-		wctx, cancel := context.WithCancel(ctx)
-		n := make(notifications, 256)
-		done := make(chan error, 1)
-		go func() { done <- set.Watch(wctx, n.notify) }()
-		t.Cleanup(func() { cancel(); <-done })
-		collect := func(s *clusters.Set) clusters.Result {
-			t.Helper()
-			return result(t, s.Collect(ctx, 2*time.Second), "cluster-2")
-		}
 		// Once the watch has listed, a read is kept and the next reused.
-		begin := time.Now()
-		for r := collect(set); !r.Reused; r = collect(set) {
-			if r.Err != nil || time.Since(begin) > 15*time.Second {
-				t.Fatalf("never reused within 15 s (err %v)", r.Err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		n, collect := watchedUntilReused(t, set, "cluster-2", 2*time.Second)
 		reused, fresh := collect(set), collect(direct)
 		if !reused.Reused || fresh.Reused {
 			t.Fatalf("reused %v, unwatched member reused %v", reused.Reused, fresh.Reused)
@@ -380,22 +389,7 @@ func TestLive(t *testing.T) {
 		}
 		set := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config})
 		direct := memberSet(t, &clusters.Member{Name: "cluster-3", Config: c3.Config}) // never watched
-		wctx, cancel := context.WithCancel(ctx)
-		n := make(notifications, 256)
-		done := make(chan error, 1)
-		go func() { done <- set.Watch(wctx, n.notify) }()
-		t.Cleanup(func() { cancel(); <-done })
-		collect := func(s *clusters.Set) clusters.Result {
-			t.Helper()
-			return result(t, s.Collect(ctx, 5*time.Second), "cluster-3")
-		}
-		begin := time.Now()
-		for r := collect(set); !r.Reused; r = collect(set) {
-			if r.Err != nil || time.Since(begin) > 15*time.Second {
-				t.Fatalf("never reused within 15 s (err %v)", r.Err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		n, collect := watchedUntilReused(t, set, "cluster-3", 5*time.Second)
 		// step makes a change, waits for the watch to see it, and checks
 		// which namespaces the next read listed and that it gives what a
 		// whole read of the member gives.
