@@ -108,6 +108,20 @@ func TestParseRejectsBadConfig(t *testing.T) {
 			[]string{"cs.yaml", "not valid YAML"}},
 		{"two documents", func(s string) string { return s + "---\nkind: ClusterSet\n" },
 			[]string{"cs.yaml:21:", "more than one YAML document"}},
+		{"member label invalid", func(s string) string {
+			return strings.Replace(s, "    region: us-east\n", "    region: us-east\n    labels: {\"bad key!\": x}\n", 1)
+		}, []string{"cs.yaml:9:", "spec.members[0].labels", `label key "bad key!"`}},
+		{"reach names a member that is not one", func(s string) string {
+			return s + "  reach:\n    namespaces:\n    - name: shop\n      members: {names: [east, north]}\n"
+		}, []string{"cs.yaml:24:", "spec.reach.namespaces[0].members.names[1]", `"north" is not a member of the ClusterSet`}},
+		{"reach lists a namespace twice", func(s string) string {
+			return s + "  reach:\n    namespaces:\n    - name: shop\n    - name: shop\n"
+		}, []string{"cs.yaml:24:", "spec.reach.namespaces[1].name", `namespace "shop" is already listed at spec.reach.namespaces[0]`}},
+		{"reach service importers by a bad label", func(s string) string {
+			return s + "  reach:\n    namespaces:\n    - name: shop\n      services:\n      - name: cart\n        importers: {matchLabels: {env: \"no spaces\"}}\n"
+		}, []string{"spec.reach.namespaces[0].services[0].importers.matchLabels", `label env value "no spaces"`}},
+		{"reach unlisted unknown", func(s string) string { return s + "  reach:\n    unlisted: some\n" },
+			[]string{"cs.yaml:22:", "spec.reach.unlisted", `must be shared or none, got "some"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,9 @@ type ClusterSetSpec struct {
 	// Review turns review mode on: structural changes become pull or merge
 	// requests on the forge, merged by a person, instead of direct commits.
 	Review ReviewOptions `json:"review,omitempty"`
+	// Reach says which namespaces may be exported and which members may
+	// import them; unset, every namespace reaches every member.
+	Reach ReachPolicy `json:"reach,omitempty"`
 }
 
 // DataPathMode says how traffic reaches a member's endpoints from another member.
@@ -88,6 +91,9 @@ type Member struct {
 	// routes attached to Services (GAMMA). Weighted traffic policies are
 	// then rendered as an HTTPRoute on the derived Service.
 	Mesh bool `json:"mesh,omitempty"`
+	// Labels describe the member (region, environment, ...) for
+	// spec.reach's member selectors.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // KubeconfigRef points at a member's credentials without containing them.

@@ -78,6 +78,7 @@ func (c *ClusterSet) validate() ErrorList {
 			add(p+".mode", "unsupported data-path mode %q (supported: %s, %s)", m.Mode, ModeFlat, ModeGateway)
 		}
 		errs = append(errs, m.Kubeconfig.validate(p+".kubeconfig")...)
+		errs = append(errs, labelsProblems(p+".labels", m.Labels)...)
 		if g := m.Gateway; g != nil {
 			switch {
 			case g.Host == "":
@@ -124,6 +125,7 @@ func (c *ClusterSet) validate() ErrorList {
 	errs = append(errs, c.Spec.Git.validate("spec.git")...)
 	errs = append(errs, c.Spec.Sync.validate("spec.sync")...)
 	errs = append(errs, c.Spec.Review.validate("spec.review", c.Spec.Git)...)
+	errs = append(errs, c.Spec.Reach.validate("spec.reach", c.Spec.Members)...)
 	return errs
 }
 
