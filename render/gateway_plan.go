@@ -93,7 +93,7 @@ func planGateways(members []*member, keys []*serviceKey, prev Allocations) *gate
 	byMember := map[*member][]*exportRoute{}
 	for _, k := range keys {
 		for _, e := range k.exports {
-			if e.svc == nil || e.svc.Spec.Type == corev1.ServiceTypeExternalName || !routedBy(e.m, members) {
+			if e.svc == nil || e.svc.Spec.Type == corev1.ServiceTypeExternalName || e.outside.reason != "" || !routedBy(e.m, members) {
 				continue
 			}
 			r := newExportRoute(e)

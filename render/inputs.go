@@ -101,6 +101,7 @@ func (p *Prepared) Inputs(i int) Inputs {
 type Context struct {
 	apiVersion    string
 	createMissing bool
+	reach         v1alpha1.ReachPolicy
 	members       []memberContext
 }
 
@@ -111,6 +112,7 @@ type memberContext struct {
 	gw                   *gatewayContext
 	namespaces           map[string]bool
 	families             []corev1.IPFamily
+	labels               map[string]string
 }
 
 // gatewayContext is a gateway by value: netip.Addr does not compare by
@@ -126,10 +128,10 @@ func (c Context) Same(o Context) bool { return reflect.DeepEqual(c, o) }
 // Context is the ClusterSet's Context.
 func (p *Prepared) Context() Context {
 	c := Context{apiVersion: p.apiVersion, createMissing: p.cfg.Spec.Render.CreateMissingNamespaces,
-		members: make([]memberContext, len(p.members))}
+		reach: p.cfg.Spec.Reach, members: make([]memberContext, len(p.members))}
 	for i, m := range p.members {
 		mc := memberContext{name: m.name, clusterID: m.clusterID, key: m.key, mode: m.mode, mesh: m.mesh,
-			namespaces: m.namespaces, families: m.families}
+			namespaces: m.namespaces, families: m.families, labels: m.labels}
 		if m.gw != nil {
 			g := &gatewayContext{gateway: *m.gw, addresses: addrStrings(m.gw.addresses)}
 			g.gateway.addresses = nil

@@ -32,6 +32,8 @@ type member struct {
 	// families the member can allocate Service IPs in, primary first;
 	// nil when unknown (no ServiceCIDR in its snapshot).
 	families []corev1.IPFamily
+	// labels are spec.members[].labels, for spec.reach's selectors.
+	labels map[string]string
 }
 
 // servedFamilies are the families of an import that member m can serve,
@@ -98,7 +100,7 @@ func resolveMembers(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot) ([]*me
 		}
 		ids[id] = idSource{cm.Name, from}
 		m := &member{name: cm.Name, clusterID: id, key: cm.Key(), mode: cm.Mode, mesh: cm.Mesh, snap: s,
-			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}, families: s.IPFamilies()}
+			namespaces: map[string]bool{}, policies: map[string]*v1alpha1.GlobalTrafficPolicy{}, families: s.IPFamilies(), labels: cm.Labels}
 		if m.mode == "" {
 			m.mode = v1alpha1.ModeFlat
 		}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
@@ -28,6 +30,11 @@ type export struct {
 	// rejected describes the export's objects that were left out at
 	// collect because they do not load; any makes the export invalid.
 	rejected []string
+	// outside is why the reach policy refuses the export (a reason and a
+	// message naming the rule), or zero; it makes the export invalid.
+	outside struct{ reason, msg string }
+	// intent is the export's importers annotation, nil without one.
+	intent labels.Selector
 }
 
 // ReasonUnloadable is the Valid=False reason of an export one of whose

@@ -26,6 +26,7 @@ type Prepared struct {
 	byKey      map[string]*member
 	keys       []*serviceKey
 	plan       *gatewayPlan
+	reach      reach
 	warnings   []string
 }
 
@@ -67,6 +68,12 @@ func Prepare(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Options)
 		p.byKey[m.key] = m
 	}
 	p.keys = sortedKeys(collectExports(members))
+	p.reach = newReach(cfg.Spec.Reach)
+	for _, k := range p.keys {
+		for _, e := range k.exports {
+			p.reach.judge(k.ns, e)
+		}
+	}
 	p.plan = planGateways(members, p.keys, opts.Committed)
 	return p, nil
 }

@@ -95,6 +95,8 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 		case len(e.rejected) > 0:
 			invalid[e] = invalidConditions(ReasonUnloadable, fmt.Sprintf("member %s holds objects of this export that mcs-gitops cannot load, so it is left out: %s",
 				e.m.name, strings.Join(e.rejected, "; ")))
+		case e.outside.reason != "":
+			invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportConditionReason(e.outside.reason), e.outside.msg)
 		case e.svc == nil:
 			invalid[e] = invalidConditions(mcsv1alpha1.ServiceExportReasonNoService,
 				fmt.Sprintf("member %s has no Service %s/%s to export", e.m.name, key.ns, key.name))
@@ -146,6 +148,10 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 				mg.winner.m.name, strings.Join(reserved, ", "))
 		}
 		for i, m := range members {
+			if rule := p.reach.importRule(key.ns, key.name, m, mg.winner.intent); rule != "" {
+				rep.OutOfReach = append(rep.OutOfReach, OutOfReach{Member: m.name, Rule: rule})
+				continue
+			}
 			if p.held[ImportKey{Member: m.name, Namespace: key.ns, Name: key.name}] {
 				rep.HeldImports = append(rep.HeldImports, m.name)
 				continue
@@ -215,6 +221,7 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 			if r := plan.routes[e]; r != nil && r.invalid != nil {
 				er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
 			}
+			er.Conditions = reachNote(er.Conditions, rep)
 		}
 		rep.Exports = append(rep.Exports, er)
 	}

@@ -39,6 +39,10 @@ type ServiceReport struct {
 	Exports []ExportReport `json:"exports"`
 	// ImportedBy lists the members that get the ServiceImport.
 	ImportedBy []string `json:"importedBy,omitempty"`
+	// OutOfReach lists the members the reach policy keeps from importing
+	// the service, each with the rule (spec.reach, or the export's
+	// importers annotation).
+	OutOfReach []OutOfReach `json:"outOfReach,omitempty"`
 	// HeldImports lists members whose import of the service waits for a
 	// review-mode proposal to be merged.
 	HeldImports []string `json:"heldImports,omitempty"`
@@ -103,6 +107,13 @@ type NotServed struct {
 // ReasonIPFamilyNotSupported is the ServiceImport Ready=False reason of
 // mcs-api v1beta1 for a member that cannot serve the import's families.
 const ReasonIPFamilyNotSupported = "IPFamilyNotSupported"
+
+// OutOfReach is a member the reach policy keeps from importing a service.
+type OutOfReach struct {
+	Member string `json:"member"`
+	// Rule names what keeps it out.
+	Rule string `json:"rule"`
+}
 
 // ExportReport is the outcome for one ServiceExport.
 type ExportReport struct {

@@ -192,6 +192,7 @@ func formatPart(name string, s *Snapshot) ([]byte, error) {
 			ObjectMeta: metav1.ObjectMeta{
 				Name: se.Name, Namespace: se.Namespace,
 				CreationTimestamp: se.CreationTimestamp, DeletionTimestamp: se.DeletionTimestamp,
+				Annotations: exportAnnotations(se.Annotations),
 			},
 			Spec: se.Spec,
 		}
@@ -303,4 +304,19 @@ func Normalize(s *Snapshot, file string) ([]byte, *Snapshot, error) {
 		return nil, nil, fmt.Errorf("snapshot does not load back: %w", err)
 	}
 	return data, n, nil
+}
+
+// ImportersAnnotation on a ServiceExport names, as a label selector over
+// the members' labels, the members that should import it (render reads
+// it within spec.reach). It is the one annotation of an export the
+// snapshot keeps.
+const ImportersAnnotation = "mcs-gitops.io/importers"
+
+// exportAnnotations is what a snapshot keeps of an export's annotations.
+func exportAnnotations(a map[string]string) map[string]string {
+	v, ok := a[ImportersAnnotation]
+	if !ok {
+		return nil
+	}
+	return map[string]string{ImportersAnnotation: v}
 }
