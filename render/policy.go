@@ -15,6 +15,9 @@ const (
 	ReasonInvalidPolicy         = "Invalid"
 	ReasonApplied               = "Applied"
 	ReasonUnknownTargets        = "UnknownTargets"
+	// ReasonOutOfReach: the policy's member may not import the service,
+	// or a target's export is outside the reach policy (spec.reach).
+	ReasonOutOfReach = "OutOfReach"
 	ReasonWeightsNotExpressible = "WeightsNotExpressible"
 )
 
@@ -38,7 +41,7 @@ type choice struct {
 // (the KEP-1645 default). Readiness is read from the snapshot, so FailOver
 // follows the loop: it switches at the next render after the local
 // endpoints stop (or start) being ready.
-func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.GlobalTrafficPolicy) choice {
+func choose(c *member, valid []*export, outside map[*member]string, byKey map[string]*member, pol *v1alpha1.GlobalTrafficPolicy) choice {
 	if pol == nil {
 		return choice{sources: valid}
 	}
@@ -54,6 +57,21 @@ func choose(c *member, valid []*export, byKey map[string]*member, pol *v1alpha1.
 		rep.Conditions = []Condition{
 			{Type: "Accepted", Status: "False", Reason: ReasonInvalidPolicy, Message: msg},
 			{Type: "Applied", Status: "False", Reason: ReasonInvalidPolicy, Message: "not applied, every exporting member is used: " + msg},
+		}
+		rep.Clusters = clusterIDs(valid)
+		return choice{sources: valid, report: rep}
+	}
+	var refused []string
+	for _, t := range pol.Spec.Targets {
+		if m, ok := byKey[t.ClusterKey]; ok && outside[m] != "" {
+			refused = append(refused, fmt.Sprintf("target %s: %s", t.ClusterKey, outside[m]))
+		}
+	}
+	if len(refused) > 0 {
+		msg := strings.Join(refused, "; ")
+		rep.Conditions = []Condition{
+			{Type: "Accepted", Status: "False", Reason: ReasonOutOfReach, Message: msg},
+			{Type: "Applied", Status: "False", Reason: ReasonOutOfReach, Message: "not applied, every exporting member is used: " + msg},
 		}
 		rep.Clusters = clusterIDs(valid)
 		return choice{sources: valid, report: rep}

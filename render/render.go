@@ -147,9 +147,18 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 			sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
 				mg.winner.m.name, strings.Join(reserved, ", "))
 		}
+		outside := map[*member]string{}
+		for _, e := range exports {
+			if e.outside.reason != "" {
+				outside[e.m] = e.outside.msg
+			}
+		}
 		for i, m := range members {
 			if rule := p.reach.importRule(key.ns, key.name, m, mg.winner.intent); rule != "" {
 				rep.OutOfReach = append(rep.OutOfReach, OutOfReach{Member: m.name, Rule: rule})
+				if pol := m.policies[key.ns+"/"+key.name]; pol != nil {
+					rep.Policies = append(rep.Policies, outOfReachPolicy(m, pol, rule))
+				}
 				continue
 			}
 			if p.held[ImportKey{Member: m.name, Namespace: key.ns, Name: key.name}] {
@@ -181,7 +190,7 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 				Object{Path: sv.dir + "serviceimport.yaml", Object: serviceImport(p.apiVersion, key.ns, key.name, sv.derived, mg, contributors, families)},
 				Object{Path: sv.dir + "derived-service.yaml", Object: derivedService(key.ns, key.name, sv.derived, mg, families)},
 			)
-			ch := choose(m, valid, p.byKey, m.policies[key.ns+"/"+key.name])
+			ch := choose(m, valid, outside, p.byKey, m.policies[key.ns+"/"+key.name])
 			weighted := false
 			if ch.weights != nil {
 				wobjs, weights, why := sv.weighted(m, ch)
