@@ -87,7 +87,7 @@ func seedInputs(tb testing.TB) [][3][]byte {
 // objects a kube-apiserver would accept the names and labels of.
 func FuzzRender(f *testing.F) {
 	for _, s := range seedInputs(f) {
-		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2, 64 | 12} {
+		for _, opts := range []byte{0, 1, 2, 3, 4, 12, 16, 32, 48 | 2, 64 | 12, 128, 128 | 12} {
 			f.Add(s[0], s[1], s[2], opts)
 		}
 	}
@@ -126,6 +126,18 @@ func FuzzRender(f *testing.F) {
 				m.Gateway.TCPPorts = &v1alpha1.PortRange{From: 30000, To: 30002}
 				m.Mesh = i == 2
 			}
+		}
+		// Bit 128 adds a reach policy: shop shared by env=b members only
+		// (cluster-2 and cluster-3), shop/cart imported by cluster-2
+		// alone, and no unlisted namespace exported.
+		if opts&128 != 0 {
+			for i := range cfg.Spec.Members {
+				cfg.Spec.Members[i].Labels = map[string]string{"env": map[bool]string{true: "a", false: "b"}[i == 0]}
+			}
+			cfg.Spec.Reach = v1alpha1.ReachPolicy{Unlisted: v1alpha1.ReachNone, Namespaces: []v1alpha1.NamespaceReach{{
+				Name: "shop", Members: &v1alpha1.MemberSelector{MatchLabels: map[string]string{"env": "b"}},
+				Services: []v1alpha1.ServiceReach{{Name: "cart", Importers: v1alpha1.MemberSelector{Names: []string{"cluster-2"}}}},
+			}}}
 		}
 		cfg.Default()
 		// Bits 16 and 32 give the members IP families, as their
