@@ -45,6 +45,9 @@ type ClusterSetSpec struct {
 	// Reach says which namespaces may be exported and which members may
 	// import them; unset, every namespace reaches every member.
 	Reach ReachPolicy `json:"reach,omitempty"`
+	// Rollout stages structural changes of a service across the members
+	// in waves; unset, every change reaches every member at once.
+	Rollout RolloutPolicy `json:"rollout,omitempty"`
 }
 
 // DataPathMode says how traffic reaches a member's endpoints from another member.

@@ -126,6 +126,7 @@ func (c *ClusterSet) validate() ErrorList {
 	errs = append(errs, c.Spec.Sync.validate("spec.sync")...)
 	errs = append(errs, c.Spec.Review.validate("spec.review", c.Spec.Git)...)
 	errs = append(errs, c.Spec.Reach.validate("spec.reach", c.Spec.Members)...)
+	errs = append(errs, c.Spec.Rollout.validate("spec.rollout", c.Spec.Members)...)
 	return errs
 }
 

@@ -24,17 +24,8 @@ func (r ReachPolicy) validate(p string, members []Member) ErrorList {
 	default:
 		add(p+".unlisted", "must be %s or %s, got %q", ReachShared, ReachNone, r.Unlisted)
 	}
-	names := make([]string, len(members))
-	for i, m := range members {
-		names[i] = m.Name
-	}
 	selector := func(field string, s MemberSelector) {
-		for i, n := range s.Names {
-			if !slices.Contains(names, n) {
-				add(fmt.Sprintf("%s.names[%d]", field, i), "%q is not a member of the ClusterSet", n)
-			}
-		}
-		errs = append(errs, labelsProblems(field+".matchLabels", s.MatchLabels)...)
+		errs = append(errs, selectorProblems(field, s, members)...)
 	}
 	seen := map[string]int{}
 	for i, ns := range r.Namespaces {
@@ -90,4 +81,16 @@ func labelsProblems(field string, labels map[string]string) ErrorList {
 		}
 	}
 	return errs
+}
+
+// selectorProblems checks a member selector (field names it): every name a
+// member's, every label valid.
+func selectorProblems(field string, s MemberSelector, members []Member) ErrorList {
+	var errs ErrorList
+	for i, n := range s.Names {
+		if !slices.ContainsFunc(members, func(m Member) bool { return m.Name == n }) {
+			errs = append(errs, &FieldError{Field: fmt.Sprintf("%s.names[%d]", field, i), Msg: fmt.Sprintf("%q is not a member of the ClusterSet", n)})
+		}
+	}
+	return append(errs, labelsProblems(field+".matchLabels", s.MatchLabels)...)
 }

@@ -65,6 +65,8 @@ var rules = []struct {
 	{"internal/lineage", module + "/internal/reconcile", "the loop decides what the record means"},
 	{"internal/rerender", module + "/gitsync", "a commit's files come in as a map; rerender does no Git"},
 	{"internal/rerender", "k8s.io/client-go/...", "rerender talks to no cluster"},
+	{"internal/rollout", module + "/gitsync", "the plan commits nothing"},
+	{"internal/rollout", "k8s.io/client-go/...", "the plan reads no member"},
 }
 
 type pkgInfo struct {

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package v1alpha1
+
+import (
+	"fmt"
+	"slices"
+)
+
+// validate checks spec.rollout (p) against the members. Until the loop
+// carries rollouts out, a config with waves is refused rather than
+// accepted and ignored: a change would reach every member at once while
+// its author expects waves.
+func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(r.Waves) > 0 {
+		add(p+".waves", "staged rollouts are not carried out by this version yet, so they are refused rather than ignored: remove spec.rollout (docs/reach-and-rollout.md)")
+	}
+	switch r.Unreachable {
+	case "", RolloutBlock, RolloutSkip:
+	default:
+		add(p+".unreachable", "must be %s or %s, got %q", RolloutBlock, RolloutSkip, r.Unreachable)
+	}
+	for i, k := range r.Stage {
+		if !slices.Contains(RolloutKinds, k) {
+			add(fmt.Sprintf("%s.stage[%d]", p, i), "unknown kind %q: one of Import, Ports, Type, Families, Exporter", k)
+		}
+	}
+	names := map[string]int{}
+	for i, w := range r.Waves {
+		wp := fmt.Sprintf("%s.waves[%d]", p, i)
+		if w.Name == "" {
+			add(wp+".name", "required")
+		} else if j, dup := names[w.Name]; dup {
+			add(wp+".name", "wave %q is already %s.waves[%d]", w.Name, p, j)
+		} else {
+			names[w.Name] = i
+		}
+		errs = append(errs, selectorProblems(wp+".members", w.Members, members)...)
+		if _, err := w.Soak.Get(0); err != nil {
+			add(wp+".soak", "%v", err)
+		}
+	}
+	return errs
+}
