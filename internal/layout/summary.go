@@ -196,8 +196,25 @@ const shortFrom = 5
 
 // importerList is a row's "imported by": the names, or for a large
 // ClusterSet "all N members" / "all but a, b"; a member whose namespace
-// the render creates is marked.
+// the render creates is marked; the members the reach policy keeps out
+// follow.
 func importerList(s render.ServiceReport, members []string) string {
+	list := importerNames(s, members)
+	if len(s.OutOfReach) == 0 {
+		return list
+	}
+	out := make([]string, len(s.OutOfReach))
+	for i, o := range s.OutOfReach {
+		out[i] = o.Member
+	}
+	if list == "" {
+		list = "none"
+	}
+	return list + "; out of reach: " + strings.Join(out, ", ")
+}
+
+// importerNames is importerList without the members out of reach.
+func importerNames(s render.ServiceReport, members []string) string {
 	created := map[string]bool{}
 	for _, m := range s.CreatedNamespace {
 		created[m] = true
