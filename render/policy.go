@@ -11,13 +11,13 @@ import (
 
 // Reasons on a policy's Accepted and Applied conditions.
 const (
-	ReasonAccepted              = "Accepted"
-	ReasonInvalidPolicy         = "Invalid"
-	ReasonApplied               = "Applied"
-	ReasonUnknownTargets        = "UnknownTargets"
+	ReasonAccepted       = "Accepted"
+	ReasonInvalidPolicy  = "Invalid"
+	ReasonApplied        = "Applied"
+	ReasonUnknownTargets = "UnknownTargets"
 	// ReasonOutOfReach: the policy's member may not import the service,
 	// or a target's export is outside the reach policy (spec.reach).
-	ReasonOutOfReach = "OutOfReach"
+	ReasonOutOfReach            = "OutOfReach"
 	ReasonWeightsNotExpressible = "WeightsNotExpressible"
 )
 

@@ -101,12 +101,14 @@ func (r reach) judge(ns string, e *export) {
 	e.intent = intent
 }
 
-// memberLabels are m's labels as reach selectors see them.
+// memberLabels are m's labels as reach selectors see them: its own, and
+// its name under MemberNameLabel, which no label of its own can change.
 func memberLabels(m *member) labels.Set {
-	out := labels.Set{MemberNameLabel: m.name}
+	out := labels.Set{}
 	for k, v := range m.labels {
 		out[k] = v
 	}
+	out[MemberNameLabel] = m.name
 	return out
 }
 
