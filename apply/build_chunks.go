@@ -23,7 +23,7 @@ import (
 // (resWrangler.Append), so one run costs the square of a member's object
 // count: 1,000 imported services (about 4,000 objects) took 13.7 s, 30
 // times a plain decode of the same files. A kustomization that only lists
-// resource files (all checkKustomization allows, and the build runs with
+// resource files (all parseKustomization allows, and the build runs with
 // kustomize's default of no reordering) means the resources in list
 // order, each file's objects in file order, no two with the same ID. So
 // the list is cut into chunks, each chunk is one kustomize run over a

@@ -37,19 +37,18 @@ func keyOf(u *unstructured.Unstructured) objKey {
 // opposite: the user's by design, it only takes our listeners, so it is
 // applied when it exists and refused when it does not (gateway.go). The
 // objects to apply that the member did not hold are also returned apart
-// (missing), by key, for createMissing to create and record the member's
+// (missing), by key, for applyKnown to create and record the member's
 // answer under.
 func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, res *Result) (_ []desiredObject, missing map[objKey]*unstructured.Unstructured, _ error) {
 	const (
-		apply = iota + 1
+		apply  = iota + 1
+		create // apply, to a member that does not hold it
 		skip
 		collide
 		absent
 	)
 	verdict := make([]int, len(desired))
-	absentAt := make([]bool, len(desired))
 	decide := func(i int, existing *metav1.PartialObjectMetadata) {
-		absentAt[i] = existing == nil
 		d := desired[i]
 		switch {
 		case d.key.GroupKind == contract.GatewayKind && existing == nil:
@@ -57,7 +56,7 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		case d.key.GroupKind == contract.GatewayKind:
 			verdict[i] = apply
 		case existing == nil:
-			verdict[i] = apply
+			verdict[i] = create
 		case d.key.GroupKind == contract.NamespaceKind:
 			verdict[i] = skip
 		case a.owns(existing.GetLabels()) && managedBy(existing, FieldManager):
@@ -120,9 +119,9 @@ func (a *Applier) checkCollisions(ctx context.Context, desired []desiredObject, 
 		switch verdict[i] {
 		case apply:
 			out = append(out, d)
-			if absentAt[i] {
-				missing[d.key] = nil
-			}
+		case create:
+			out = append(out, d)
+			missing[d.key] = nil
 		case skip:
 			res.Skipped = append(res.Skipped, describe(d.obj))
 		case absent:

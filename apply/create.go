@@ -43,7 +43,7 @@ func (a *Applier) applyKnown(ctx context.Context, objs []desiredObject, created 
 	for i, d := range objs {
 		_, missing := created[d.key]
 		switch err := errs[i]; {
-		case err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		case err != nil && outOfTime(ctx, err):
 			timedOut++
 		case err != nil:
 			failed = append(failed, d)
@@ -69,4 +69,10 @@ func (a *Applier) live(ctx context.Context, gvk schema.GroupVersionKind, key obj
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u, a.Client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, u)
+}
+
+// outOfTime says whether err ended a request because ctx ran out, not
+// because the member refused it.
+func outOfTime(ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || ctx.Err() != nil
 }

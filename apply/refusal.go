@@ -4,7 +4,6 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -62,7 +61,7 @@ func (a *Applier) applyEach(ctx context.Context, rm *ssa.ResourceManager, ordere
 	var applied []ssa.ChangeSetEntry
 	timedOut := 0
 	for i, d := range ordered {
-		if errs[i] != nil && (errors.Is(errs[i], context.DeadlineExceeded) || errors.Is(errs[i], context.Canceled) || ctx.Err() != nil) {
+		if errs[i] != nil && outOfTime(ctx, errs[i]) {
 			timedOut++
 			continue
 		}

@@ -125,7 +125,7 @@ type memberWatch struct {
 }
 
 func (w *memberWatch) informer(gvr schema.GroupVersionResource, kind, selector string) cache.SharedIndexInformer {
-	state := &resourceState{member: w.m.Name, kind: kind, notify: func(string) { w.changed("") }, log: w.m.log(), reuse: &w.m.reuse}
+	state := &resourceState{member: w.m.Name, kind: kind, notify: func() { w.changed("") }, log: w.m.log(), reuse: &w.m.reuse}
 	client := w.m.metadata.Resource(gvr)
 	tweak := func(o *metav1.ListOptions) {
 		if selector != "" {
@@ -254,7 +254,7 @@ func accessor(obj any) metav1.Object {
 // Collect from reusing a snapshot while the watch is blind.
 type resourceState struct {
 	member, kind string
-	notify       func(string)
+	notify       func()
 	reuse        *readReuse
 
 	mu      sync.Mutex
@@ -301,6 +301,6 @@ func (r *resourceState) observe(err error) {
 			r.reuse.touch("")
 		}
 		r.log.Info("watch: member readable again", "kind", r.kind)
-		r.notify(r.member)
+		r.notify()
 	}
 }

@@ -36,6 +36,16 @@ type choice struct {
 	report  *PolicyReport
 }
 
+// lbTypeOf is the policy's load-balancing type. FSM's CRD defaults lbType
+// to Locality; a policy applied without our CRD's default (an older CRD, a
+// snapshot) means the same.
+func lbTypeOf(pol *v1alpha1.GlobalTrafficPolicy) v1alpha1.LoadBalancerType {
+	if pol.Spec.LbType == "" {
+		return v1alpha1.Locality
+	}
+	return pol.Spec.LbType
+}
+
 // choose applies the consuming member's GlobalTrafficPolicy, if any, to
 // the valid exports of a service. Without one every exporter contributes
 // (the KEP-1645 default). Readiness is read from the snapshot, so FailOver
@@ -45,21 +55,19 @@ func choose(c *member, valid []*export, outside map[*member]string, byKey map[st
 	if pol == nil {
 		return choice{sources: valid}
 	}
-	lbType := pol.Spec.LbType
-	if lbType == "" {
-		// FSM's CRD defaults lbType to Locality; a policy applied without
-		// our CRD's default (an older CRD, a snapshot) means the same.
-		lbType = v1alpha1.Locality
-	}
+	lbType := lbTypeOf(pol)
 	rep := &PolicyReport{Member: c.name, LbType: string(lbType)}
-	if errs := pol.Validate(); len(errs) > 0 {
-		msg := strings.Join(errs, "; ")
+	// A refused policy is not applied: every exporting member is used.
+	refuse := func(reason, msg string) choice {
 		rep.Conditions = []Condition{
-			{Type: "Accepted", Status: "False", Reason: ReasonInvalidPolicy, Message: msg},
-			{Type: "Applied", Status: "False", Reason: ReasonInvalidPolicy, Message: "not applied, every exporting member is used: " + msg},
+			{Type: "Accepted", Status: "False", Reason: reason, Message: msg},
+			{Type: "Applied", Status: "False", Reason: reason, Message: "not applied, every exporting member is used: " + msg},
 		}
 		rep.Clusters = clusterIDs(valid)
 		return choice{sources: valid, report: rep}
+	}
+	if errs := pol.Validate(); len(errs) > 0 {
+		return refuse(ReasonInvalidPolicy, strings.Join(errs, "; "))
 	}
 	var refused []string
 	for _, t := range pol.Spec.Targets {
@@ -68,13 +76,7 @@ func choose(c *member, valid []*export, outside map[*member]string, byKey map[st
 		}
 	}
 	if len(refused) > 0 {
-		msg := strings.Join(refused, "; ")
-		rep.Conditions = []Condition{
-			{Type: "Accepted", Status: "False", Reason: ReasonOutOfReach, Message: msg},
-			{Type: "Applied", Status: "False", Reason: ReasonOutOfReach, Message: "not applied, every exporting member is used: " + msg},
-		}
-		rep.Clusters = clusterIDs(valid)
-		return choice{sources: valid, report: rep}
+		return refuse(ReasonOutOfReach, strings.Join(refused, "; "))
 	}
 	exportOf := map[*member]*export{}
 	for _, e := range valid {

@@ -158,12 +158,8 @@ func orNone(names []string) string {
 // policy keeps from importing its service: refused, naming the rule, so
 // its status says why it steers nothing.
 func outOfReachPolicy(m *member, pol *v1alpha1.GlobalTrafficPolicy, rule string) PolicyReport {
-	lbType := string(pol.Spec.LbType)
-	if lbType == "" {
-		lbType = string(v1alpha1.Locality)
-	}
 	msg := fmt.Sprintf("member %s may not import %s/%s (%s): the policy has nothing to steer", m.name, pol.Namespace, pol.Name, rule)
-	return PolicyReport{Member: m.name, LbType: lbType, Conditions: []Condition{
+	return PolicyReport{Member: m.name, LbType: string(lbTypeOf(pol)), Conditions: []Condition{
 		{Type: "Accepted", Status: "False", Reason: ReasonOutOfReach, Message: msg},
 		{Type: "Applied", Status: "False", Reason: ReasonOutOfReach, Message: "not applied: " + msg},
 	}}
