@@ -250,7 +250,7 @@ func (a *Applier) applyObjects(ctx context.Context, objects []*unstructured.Unst
 	// lookup; only the fresh ones get their status written again.
 	owned := maps.Clone(keys)
 	maps.Copy(owned, known)
-	if err := a.writeImports(ctx, toApply, owned, missing, report, res); err != nil {
+	if err := a.writeImports(ctx, slices.Concat(toApply, importsOfTaken(inside, known, keys)), owned, missing, report, res); err != nil {
 		errs = append(errs, err)
 	}
 	timed(&res.Took.Status, t)

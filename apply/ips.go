@@ -107,3 +107,21 @@ func toAny(s []string) []any {
 	}
 	return out
 }
+
+// importsOfTaken are the imports the memory knows unchanged whose derived
+// Service was applied now (taken): one the member refused until an
+// admission policy let it, say. The import did not change, but its
+// spec.ips are the Service's cluster IPs, which it did not have.
+func importsOfTaken(desired []desiredObject, known, applied map[objKey]bool) []desiredObject {
+	var out []desiredObject
+	for _, d := range desired {
+		if d.key.GroupKind != serviceImportGK || !known[d.key] {
+			continue
+		}
+		derived := d.obj.GetAnnotations()[render.DerivedServiceAnnotation]
+		if derived != "" && applied[objKey{GroupKind: serviceGVK.GroupKind(), Namespace: d.key.Namespace, Name: derived}] {
+			out = append(out, d)
+		}
+	}
+	return out
+}

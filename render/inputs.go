@@ -29,6 +29,7 @@ type Inputs struct {
 	held     []int
 	routes   []routeInput
 	weighted map[int]int32
+	staged   *stagedInput
 }
 
 type exportInput struct {
@@ -90,6 +91,9 @@ func (p *Prepared) Inputs(i int) Inputs {
 					path: r.path, listeners: r.listeners, invalid: r.invalid}
 			}
 		}
+	}
+	if p.staged != nil {
+		in.staged = p.staged.input(p, i)
 	}
 	return in
 }

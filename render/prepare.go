@@ -28,6 +28,9 @@ type Prepared struct {
 	plan       *gatewayPlan
 	reach      reach
 	warnings   []string
+	// staged is the before side of the staged rollouts (Options.Staged);
+	// nil when none is behind anywhere.
+	staged *staging
 }
 
 // ServiceOutput is what one service renders to.
@@ -37,6 +40,10 @@ type ServiceOutput struct {
 	// order), in no particular order. The namespaces they need and the
 	// Gateway listeners are MemberObjects.
 	Objects [][]Object
+	// exportSide counts, per member, the objects at the head of Objects
+	// that the member's own exports need (gateway routes): a staged
+	// rollout keeps them current while the member's import waits.
+	exportSide []int
 	// listeners are, per member, the listeners of the service's exports
 	// that the member's own Gateway declares (tcpListeners: Gateway); nil
 	// when there are none.
@@ -47,7 +54,7 @@ type ServiceOutput struct {
 // Assemble's report need of it, for a caller that keeps outputs after it
 // has serialized their objects.
 func (s *ServiceOutput) WithoutObjects() *ServiceOutput {
-	return &ServiceOutput{Report: s.Report, listeners: s.listeners}
+	return &ServiceOutput{Report: s.Report, listeners: s.listeners, exportSide: s.exportSide}
 }
 
 // Prepare resolves the members and plans the gateways. It fails on what
@@ -75,6 +82,9 @@ func Prepare(cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, opts Options)
 		}
 	}
 	p.plan = planGateways(members, p.keys, opts.Committed)
+	if p.staged, err = prepareStaged(cfg, opts); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

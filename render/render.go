@@ -58,6 +58,9 @@ type Options struct {
 	// (status/review.yaml): the member is left out of the service's
 	// importers and listed in its report's HeldImports instead.
 	Held map[ImportKey]bool
+	// Staged are the staged rollouts not every member has reached yet
+	// (status/rollouts.yaml): nil when there are none.
+	Staged *Staged
 }
 
 // ImportKey is one service's import into one member.
@@ -142,6 +145,10 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 			}
 		}
 		sort.Strings(contributors)
+		out.exportSide = make([]int, len(members))
+		for i := range objs {
+			out.exportSide[i] = len(objs[i])
+		}
 		rep.PartialPorts = sv.partialPorts(valid)
 		if _, _, reserved := exportedMetadata(mg.winner.se); len(reserved) > 0 {
 			sv.warn("the export of %s asks to export %s, which mcs-gitops uses to mark what it owns: left off the ServiceImport",
@@ -220,6 +227,10 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 		rep.Warnings = sv.sortedWarnings()
 		unreached = sv.unreached
 	}
+	note := ""
+	if p.staged != nil {
+		rep, note = p.staged.stagger(p, i, out, rep)
+	}
 	for _, e := range exports {
 		er := ExportReport{Member: e.m.name, ClusterID: e.m.clusterID, Conditions: invalid[e]}
 		if er.Conditions == nil {
@@ -231,6 +242,9 @@ func (p *Prepared) Service(i int) *ServiceOutput {
 				er.Conditions = gatewayNotReady(er.Conditions, r, unreached[e])
 			}
 			er.Conditions = reachNote(er.Conditions, rep)
+			if note != "" {
+				er.Conditions = withNote(er.Conditions, note)
+			}
 		}
 		rep.Exports = append(rep.Exports, er)
 	}

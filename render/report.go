@@ -46,6 +46,10 @@ type ServiceReport struct {
 	// HeldImports lists members whose import of the service waits for a
 	// review-mode proposal to be merged.
 	HeldImports []string `json:"heldImports,omitempty"`
+	// Behind lists the members a staged rollout of a change to the
+	// service has not reached yet: what they import (or not) is the
+	// service as it was before the change.
+	Behind []string `json:"behind,omitempty"`
 	// MissingNamespace lists members without the namespace; they do not
 	// import the service (createMissingNamespaces is not set).
 	MissingNamespace []string `json:"missingNamespace,omitempty"`

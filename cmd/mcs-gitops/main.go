@@ -57,7 +57,8 @@ The repository it renders:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
-		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand(), newCommentCommand())
+		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand(), newCommentCommand(),
+		newRolloutCommand())
 	setVersion(root)
 	return root
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -62,7 +63,8 @@ func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output,
 		return nil, nil, nil, nil, err
 	}
 	snapshot.DropStale(snaps, committed.Health)
-	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held()})
+	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held(),
+		Staged: rollout.Staging(committed.Rollouts, snaps)})
 	if err != nil {
 		return nil, nil, nil, nil, &exitError{2, err}
 	}

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
+
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
@@ -22,6 +24,9 @@ type Committed struct {
 	Report *render.Report
 	// Review is status/review.yaml, empty outside review mode.
 	Review *ReviewState
+	// Rollouts are status/rollouts.yaml: the staged rollouts in
+	// progress, none when the file is absent.
+	Rollouts *rollout.State
 	// Records are the RecordFiles the commit holds, as committed.
 	Records map[string][]byte
 }
@@ -30,7 +35,7 @@ type Committed struct {
 // members' health, review mode's state), which no render of inputs/ can
 // make: an offline render (render, render --check) carries them over as
 // they are, so a commit of the loop renders to itself.
-var RecordFiles = []string{HealthFile, ReviewFile}
+var RecordFiles = []string{HealthFile, ReviewFile, RolloutsFile}
 
 // CommittedRoots are the paths ReadCommitted needs of a commit.
 var CommittedRoots = []string{InputsDir, StatusDir}
@@ -46,13 +51,14 @@ func CommittedFile(p string) bool {
 	if _, _, ok := serviceStatus(p); ok {
 		return true
 	}
-	return p == HealthFile || p == ReviewFile || p == GatewaysFile
+	return p == HealthFile || p == ReviewFile || p == GatewaysFile || p == RolloutsFile
 }
 
 // KeptFiles are the committed files a render keeps something from: the
-// gateway port allocations and the imports review mode holds. Every other
-// committed file only describes the last render.
-var KeptFiles = []string{GatewaysFile, ReviewFile}
+// gateway port allocations, the imports review mode holds and the
+// rollouts in progress. Every other committed file only describes the
+// last render.
+var KeptFiles = []string{GatewaysFile, ReviewFile, RolloutsFile}
 
 // ReadCommitted reads a commit's files (keys relative to the repository
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
@@ -136,7 +142,7 @@ func reportAfter(prev *render.Report, files map[string][]byte, changed map[strin
 
 func readCommitted(files, inputs map[string][]byte, report *render.Report) (*Committed, error) {
 	c := &Committed{Inputs: map[string][]byte{}, Health: map[string]snapshot.Health{}, Report: &render.Report{}, Review: &ReviewState{},
-		Records: map[string][]byte{}}
+		Rollouts: &rollout.State{}, Records: map[string][]byte{}}
 	if files == nil {
 		return c, nil
 	}
@@ -154,6 +160,9 @@ func readCommitted(files, inputs map[string][]byte, report *render.Report) (*Com
 	}
 	if c.Review, err = ParseReviewState(files[ReviewFile]); err != nil {
 		return nil, err
+	}
+	if c.Rollouts, err = rollout.Parse(files[RolloutsFile]); err != nil {
+		return nil, fmt.Errorf("%s: %w", RolloutsFile, err)
 	}
 	return c, nil
 }

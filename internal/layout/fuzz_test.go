@@ -220,7 +220,53 @@ func FuzzRender(f *testing.F) {
 		if len(files) != wantFiles {
 			t.Errorf("%d files for %d objects, %d members and %d services: paths collide", len(files), objects, len(out.Members), len(out.Report.Services))
 		}
+		checkStaged(t, cfg, snaps, files)
 	})
+}
+
+// checkStaged renders snaps again with every service staged behind in
+// cluster-2, from a world before in which cluster-1 exported nothing:
+// the render succeeds, is deterministic, and leaves every member not
+// behind exactly as the plain render has it (files, byte for byte).
+func checkStaged(t *testing.T, cfg *v1alpha1.ClusterSet, snaps []*snapshot.Snapshot, plain map[string][]byte) {
+	t.Helper()
+	before := slices.Clone(snaps)
+	c := *snaps[0]
+	c.ServiceExports = nil
+	before[0] = &c
+	plainOut, err := render.Render(cfg, snaps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := map[render.ImportKey]bool{}
+	for _, s := range plainOut.Report.Services {
+		behind[render.ImportKey{Member: "cluster-2", Namespace: s.Namespace, Name: s.Name}] = true
+	}
+	staged := func() map[string][]byte {
+		out, err := render.RenderWith(cfg, snaps, render.Options{Staged: &render.Staged{Before: before, Behind: behind}})
+		if err != nil {
+			t.Fatalf("a staged render fails where the plain one does not: %v", err)
+		}
+		files, err := Files(out)
+		if err != nil {
+			t.Fatalf("Files of a staged render: %v", err)
+		}
+		return files
+	}
+	files := staged()
+	if msg := diffFileSets(files, staged(), nil); msg != "" {
+		t.Fatalf("rendering a staging twice differs:\n%s", msg)
+	}
+	for p, b := range plain {
+		if (strings.HasPrefix(p, "clusters/cluster-1/") || strings.HasPrefix(p, "clusters/cluster-3/")) && !bytes.Equal(b, files[p]) {
+			t.Errorf("%s: a member not behind changed under a staging", p)
+		}
+	}
+	for p := range files {
+		if (strings.HasPrefix(p, "clusters/cluster-1/") || strings.HasPrefix(p, "clusters/cluster-3/")) && plain[p] == nil {
+			t.Errorf("%s: a member not behind got a file under a staging", p)
+		}
+	}
 }
 
 func snapFamilies(snaps []*snapshot.Snapshot, member string) []corev1.IPFamily {

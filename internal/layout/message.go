@@ -33,6 +33,10 @@ type MessageInput struct {
 	// going unreachable or stale, coming back): said first, as the cause
 	// of what their exports do.
 	Members []change.Member
+	// Rollouts say what the staged rollouts did ("roll out web/frontend:
+	// wave 2 of 3 (eu): eu-1, eu-2"): said first, as the cause of the
+	// imports the wave adds.
+	Rollouts []string
 	// Trailers end the message, e.g. {"Snapshot-Digest", "sha256:..."}.
 	Trailers [][2]string
 	// ReportsFromChanges says that Changes are the commit's against the
@@ -57,13 +61,19 @@ func Message(in MessageInput) string {
 		only = ReportsChanged(in.Changes.Written, in.Changes.Removed)
 	}
 	d := diffReports(in.Prev, in.Next, in.Changes, in.Members, only)
-	events := d.events()
+	events := append(slices.Clone(in.Rollouts), d.events()...)
 	if len(events) == 0 {
 		events = fallbackEvents(in.Changes)
 	}
 	var b strings.Builder
 	b.WriteString(subject(events))
 	b.WriteString("\n")
+	if len(in.Rollouts) > 0 {
+		b.WriteString("\n")
+		for _, r := range in.Rollouts {
+			b.WriteString(r + "\n")
+		}
+	}
 	if body := d.body(); body != "" {
 		b.WriteString("\n")
 		b.WriteString(body)

@@ -18,6 +18,7 @@ import (
 //	status/gateways.yaml             what each gateway serves, TCP port allocations
 //	status/members.yaml              each member's reachability
 //	status/review.yaml               review mode: held imports, proposals, rejections
+//	status/rollouts.yaml             staged rollouts in progress (spec.rollout)
 //	status/SUMMARY.md                the report for a person
 const (
 	ConfigFile  = "clusterset.yaml"
@@ -32,6 +33,9 @@ const (
 	// ReviewFile is written only in review mode.
 	ReviewFile  = StatusDir + "/review.yaml"
 	SummaryFile = StatusDir + "/SUMMARY.md"
+	// RolloutsFile is written only while a staged rollout is in
+	// progress; a person may set a rollout's request in it.
+	RolloutsFile = StatusDir + "/rollouts.yaml"
 )
 
 // RenderRoots are what `render` owns under --out: anything in them it did

@@ -17,6 +17,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -57,6 +58,9 @@ type Loop struct {
 	// anything; the Repo's gitsync.Options.Fence guards its pushes. A
 	// fenced cycle fails with an error wrapping ErrFenced.
 	Fence Fence
+	// Gates, when set, checks a rollout's gates in a member; nil reads
+	// the member's ServiceImport and derived Service (memberGates).
+	Gates GateChecker
 	// Lineage, when set, keeps the last commit pushed outside this
 	// process (lineage.ConfigMap), so a restart or a CronJob's fresh
 	// clone also refuses a branch rewritten below it. Without it the
@@ -100,6 +104,15 @@ type Loop struct {
 	lastParts  map[string]map[string][]byte
 	// followed is when the branch was last fetched (follow).
 	followed time.Time
+	// progress is, per rolling service, what the loop saw of its
+	// current wave's gates after applying it (observeRollouts);
+	// rolloutGen moves on when that calls for a commit (a gate failed,
+	// a soak ended), so the last unchanged render is not reused.
+	progress    map[string]*rollout.Progress
+	rolloutGen  int
+	rolloutWake time.Time
+	// paused are the pauses announced by an Event (announcePause).
+	paused map[string]bool
 
 	// line is the branch's lineage; only the cycle touches it.
 	line lineageState

@@ -18,7 +18,14 @@ var thisBuild = layout.RenderedBy{Version: buildinfo.Read().Version, Layout: lay
 func (t *tree) message(changes *gitsync.Changes) string {
 	return layout.Message(layout.MessageInput{
 		Prev: t.prev, Next: t.report, Changes: &layout.Changes{Written: changes.Written, Removed: changes.Removed},
-		Members: t.events, Trailers: [][2]string{{layout.SnapshotDigestTrailer, t.digest}, thisBuild.Trailer()},
+		Members: t.events, Rollouts: t.rolloutEvents(), Trailers: [][2]string{{layout.SnapshotDigestTrailer, t.digest}, thisBuild.Trailer()},
 		ReportsFromChanges: true,
 	})
+}
+
+func (t *tree) rolloutEvents() []string {
+	if t.rollouts == nil {
+		return nil
+	}
+	return t.rollouts.events
 }

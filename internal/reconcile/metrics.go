@@ -24,6 +24,8 @@ type Metrics struct {
 	BranchDrift     prometheus.Counter
 	BranchRefused   prometheus.Gauge
 	WithdrawalsHeld prometheus.Gauge
+	// Rollouts are the staged rollouts in progress, by state.
+	Rollouts        *prometheus.GaugeVec
 	ApplyResults    *prometheus.CounterVec
 	MemberReachable *prometheus.GaugeVec
 	// MemberUnreachableReason is a state set: per member one series per
@@ -156,7 +158,11 @@ func NewMetrics() *Metrics {
 	r.MustRegister(m.CycleDuration, m.PhaseDuration, m.Cycles, m.Commits, m.PushRetries, m.PublishRetries, m.BranchDrift, m.BranchRefused, m.WithdrawalsHeld, m.ApplyResults,
 		m.MemberReachable, m.MemberUnreachableReason, m.MemberReadDuration, m.MemberLastRead, m.MemberFailedObjects, m.LastSuccessfulCycle, m.Exports, m.Imports, m.Conflicts, m.Problems, m.IsLeader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo(buildinfo.Read()))
-	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors)
+	m.Rollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcs_gitops_rollouts",
+		Help: "Staged rollouts in progress after the last cycle, by state: rolling (a wave soaks or waits for its gates), paused (a gate failed; a person resumes or aborts it), aborted (every member as before the change until the exports change).",
+	}, []string{"state"})
+	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors, m.Rollouts)
 	// Every label value an alert or the dashboard picks out is a series
 	// from the start: a counter born at its first increment, already at
 	// 1, shows no increase() and its alert misses the first failures

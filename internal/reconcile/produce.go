@@ -15,6 +15,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -41,6 +42,22 @@ type tree struct {
 	digest string
 	// review is set in review mode.
 	review *reviewed
+	// rollouts are the staged rollouts the tree records.
+	rollouts *staged
+}
+
+// stage records st in t: status/rollouts.yaml, none when no rollout is
+// in progress.
+func (t *tree) stage(st *staged) error {
+	t.rollouts = st
+	b, err := rollout.Format(st.state)
+	if err != nil {
+		return fmt.Errorf("render: %s: %w", layout.RolloutsFile, err)
+	}
+	if b != nil {
+		t.files[layout.RolloutsFile] = b
+	}
+	return nil
 }
 
 // members are the members whose snapshots the tree holds, sorted.
@@ -116,8 +133,9 @@ type resolved struct {
 	prev   *layout.Committed
 	res    *snapshot.Resolution
 	health []byte
-	// reviewGen is the review state's generation the render was made at.
-	reviewGen int
+	// reviewGen is the review state's generation the render was made at;
+	// rolloutGen the rollouts' (Loop.rolloutGen).
+	reviewGen, rolloutGen int
 }
 
 // resolve decides each member's snapshot for a render on top of commit
@@ -160,7 +178,7 @@ func (l *Loop) resolve(head plumbing.Hash, results []clusters.Result) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.Generation()}, nil
+	return &resolved{head: head, prev: prev, res: res, health: health, reviewGen: l.Review.Generation(), rolloutGen: l.rolloutGeneration()}, nil
 }
 
 // produce renders the tree for the collected results on top of commit
@@ -184,12 +202,28 @@ func (l *Loop) render(rs *resolved) (*tree, error) {
 	if l.renderer == nil {
 		l.renderer = &layout.Renderer{}
 	}
-	rendered, report, err := l.renderer.Render(l.Config, snaps, render.Options{Committed: rs.prev.Report.Allocations()})
+	st, err := l.rollouts(rs, snaps)
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
+	opts := render.Options{Committed: rs.prev.Report.Allocations(), Staged: rollout.Staging(st.state, snaps)}
+	rendered, report, err := l.renderer.Render(l.Config, snaps, opts)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	if started, err := l.startRollouts(st, rs, snaps, report); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	} else if started {
+		opts.Staged = rollout.Staging(st.state, snaps)
+		if rendered, report, err = l.renderer.Render(l.Config, snaps, opts); err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+	}
 	t, err := l.treeOf(rs, snaps, rendered, report, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.stage(st); err != nil {
 		return nil, err
 	}
 	moved := l.movedSnapshots(t.joined)
@@ -223,7 +257,7 @@ func (l *Loop) treeChanges(t *tree, moved map[string]bool) []string {
 	if rendered == nil || l.lastTree == nil {
 		return nil
 	}
-	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile)
+	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile, layout.RolloutsFile)
 	for m := range moved {
 		out = slices.AppendSeq(out, maps.Keys(l.lastParts[m]))
 		out = slices.AppendSeq(out, maps.Keys(t.parts[m]))

@@ -18,6 +18,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/review"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/forge"
 	"github.com/mcs-gitops/mcs-gitops/internal/review/propose"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -72,6 +73,11 @@ type reviewed struct {
 	// proposal's effect is described against.
 	branch       map[string][]byte
 	branchReport *render.Report
+	// staged are, by proposal, the rollouts its tree records: the
+	// branch's, and those its own change starts.
+	staged map[string]*staged
+	// rollouts are the branch's.
+	rollouts *rollout.State
 }
 
 // renderReview is render in review mode: the branch gets the live world
@@ -89,15 +95,47 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 		return nil, err
 	}
 	alloc := prev.Report.Allocations()
+	// Rollouts go on in the approved world: what a merge brought.
+	st, err := l.rollouts(rs, completeSnapshots(l.Config.MemberNames(), slices.Collect(maps.Values(approved))))
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	renderStaged := func(w review.World, st *rollout.State) (*render.Output, error) {
+		return render.RenderWith(l.Config, w.Snapshots, render.Options{Committed: alloc, Held: w.Held, Staged: rollout.Staging(st, w.Snapshots)})
+	}
 	plan, err := review.Split(review.Input{
 		Live: live, Approved: approved, ApprovedImports: actual, Declined: declined,
 		Review: l.Review.NeedApproval(), Rejected: l.Review.Rejected(prev.Review),
-		Render: func(w review.World) (*render.Output, error) {
-			return render.RenderWith(l.Config, w.Snapshots, render.Options{Committed: alloc, Held: w.Held})
-		},
+		Render: func(w review.World) (*render.Output, error) { return renderStaged(w, st.state) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
+	}
+	// A change that needs no approval rolls out from the branch; one
+	// that does, from its proposal: merging it approves the whole plan.
+	if started, err := l.startRollouts(st, rs, plan.Branch.Snapshots, &plan.BranchOutput.Report); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	} else if started {
+		if plan.BranchOutput, err = renderStaged(plan.Branch, st.state); err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+	}
+	proposalRollouts := map[string]*staged{}
+	for _, p := range plan.Proposals {
+		if p.Output == nil {
+			continue
+		}
+		ps := &staged{state: &rollout.State{Rollouts: slices.Clone(st.state.Rollouts)}, ended: st.ended}
+		started, err := l.startRollouts(ps, rs, p.World.Snapshots, &p.Output.Report)
+		if err != nil {
+			return nil, fmt.Errorf("render: proposal %s: %w", p.Name, err)
+		}
+		if started {
+			if p.Output, err = renderStaged(p.World, ps.state); err != nil {
+				return nil, fmt.Errorf("render: proposal %s: %w", p.Name, err)
+			}
+		}
+		proposalRollouts[p.Name] = ps
 	}
 	state := l.Review.State(prev.Review, plan)
 	propose.MarkPending(&plan.BranchOutput.Report, plan.Proposals, state)
@@ -105,7 +143,10 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, rs: rs, branchReport: &plan.BranchOutput.Report}
+	if err := t.stage(st); err != nil {
+		return nil, err
+	}
+	rv := &reviewed{proposals: plan.Proposals, state: state, prev: prev.Review, rs: rs, branchReport: &plan.BranchOutput.Report, staged: proposalRollouts, rollouts: st.state}
 	rv.branch = t.files
 	t.review = rv
 	return t, nil
@@ -243,7 +284,11 @@ func (l *Loop) propose(ctx context.Context, base plumbing.Hash, rv *reviewed, re
 // model from the branch's render to p's (the same view as a CI summary).
 func (l *Loop) proposalBody(rv *reviewed, p *review.Proposal, files map[string][]byte) string {
 	effect := layout.NewChangeSummary(rv.branchReport, &p.Output.Report, nil, l.Config.MemberNames())
-	return propose.Body(p, effect, rv.branch, files)
+	body := propose.Body(p, effect, rv.branch, files)
+	if st := rv.staged[p.Name]; st != nil && len(st.events) > 0 {
+		body += rolloutPlan(st.state, rv.rollouts)
+	}
+	return body
 }
 
 // stale says whether an unchanged open proposal is rebuilt on base. It
@@ -287,7 +332,16 @@ func (l *Loop) wroteProposal(name string) func(*object.Commit) bool {
 func (l *Loop) proposalTree(rv *reviewed, p *review.Proposal) (*tree, error) {
 	ps := propose.ProposalState(rv.state, p)
 	propose.MarkPending(&p.Output.Report, rv.proposals, ps)
-	return l.treeOfOutput(rv.rs, p.World.Snapshots, p.Output, ps)
+	t, err := l.treeOfOutput(rv.rs, p.World.Snapshots, p.Output, ps)
+	if err != nil {
+		return nil, err
+	}
+	if st := rv.staged[p.Name]; st != nil {
+		if err := t.stage(st); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 func (l *Loop) observeReview(st *layout.ReviewState) {

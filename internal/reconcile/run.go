@@ -75,6 +75,10 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// wake ends a rollout wave's soak (Outcome.WakeAt).
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
 	ready := false
 	for {
 		if at, ok := p.due(); ok {
@@ -92,6 +96,8 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 		case <-events:
 			p.changed(l.now())
 		case <-poll:
+			p.changed(l.now())
+		case <-wake.C:
 			p.changed(l.now())
 		case <-resync.C:
 			// A resync reads every member, whatever its watch says.
@@ -126,6 +132,9 @@ func (l *Loop) Run(ctx context.Context, opts RunOptions) error {
 			}
 			if out != nil && out.Again {
 				p.changed(l.now())
+			}
+			if out != nil && !out.WakeAt.IsZero() {
+				resetTimer(wake, out.WakeAt.Sub(l.now()))
 			}
 			if opts.OnCycle != nil {
 				opts.OnCycle(out, err)

@@ -33,6 +33,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -113,7 +114,8 @@ type harness struct {
 	down       map[string]string // member -> Reason of its failed reads
 	unresolved map[string]bool   // members whose gateway host does not resolve
 	readErr    error             // a live file that did not load
-	fenced     bool              // the Lease is lost: every write is refused
+	gates      map[string]rollout.Check
+	fenced     bool // the Lease is lost: every write is refused
 	// meanwhile, when set, runs once right after the next read (race).
 	meanwhile func() error
 
@@ -236,7 +238,17 @@ func (h *harness) newLoop(ctx context.Context, clone string, config []byte, log 
 		return nil, err
 	}
 	return &reconcile.Loop{Config: h.cfg, ConfigBytes: config, Source: h, Repo: repo, Log: log,
-		Apply: reconcile.ApplyNone, Now: h.clock, Fence: fence}, nil
+		Apply: reconcile.ApplyNone, Now: h.clock, Fence: fence, Gates: h}, nil
+}
+
+// Gate is a rollout's gates in member as the script set them (gate):
+// holding unless it said otherwise.
+func (h *harness) Gate(_ context.Context, member, _, _ string) rollout.Check {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.gates[member]
+	c.Member = member
+	return c
 }
 
 func (h *harness) fence() error {
@@ -370,6 +382,30 @@ func (h *harness) commands() map[string]script.Cmd {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.unresolved[args[0]] = args[1] == "fails"
+			return nil, nil
+		}),
+		"gate": script.Command(script.CmdUsage{
+			Args: "member holds|waits|fails [message]", Summary: "a rollout's gates in member hold, do not hold yet, or failed (a refusal), from the next cycle on",
+		}, func(_ *script.State, args ...string) (script.WaitFunc, error) {
+			if len(args) < 2 {
+				return nil, script.ErrUsage
+			}
+			c := rollout.Check{Message: strings.Join(args[2:], " ")}
+			switch args[1] {
+			case "holds":
+			case "waits":
+				c.Gate = "ServiceImport"
+			case "fails":
+				c.Gate, c.Failed = "applied", true
+			default:
+				return nil, script.ErrUsage
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.gates == nil {
+				h.gates = map[string]rollout.Check{}
+			}
+			h.gates[args[0]] = c
 			return nil, nil
 		}),
 		"advance": script.Command(script.CmdUsage{

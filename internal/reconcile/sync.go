@@ -39,6 +39,9 @@ type Outcome struct {
 	// Again asks for another cycle soon: review mode opened a request
 	// whose URL the branch's record does not have yet.
 	Again bool
+	// WakeAt, when set, asks for a cycle then even if nothing changes: a
+	// rollout's wave ends its soak.
+	WakeAt time.Time
 }
 
 // Successful says whether the cycle kept the ClusterSet in step: the
@@ -158,9 +161,14 @@ func (l *Loop) Sync(ctx context.Context) (*Outcome, error) {
 	applyStart := time.Now()
 	out.Applied = l.applyFiles(ctx, pub.commit, pub.files, pub.report, readable(out.Collected), false, pub.change, pub.tree)
 	out.Took.Apply = time.Since(applyStart)
+	if again, due := l.observeRollouts(ctx, pub, out.Applied); again {
+		out.Again = true
+	} else if !due.IsZero() {
+		out.WakeAt = due
+	}
 	if l.Review != nil {
 		// After apply: proposals and the forge never delay the data path.
-		out.Again = l.afterApply(ctx, pub)
+		out.Again = l.afterApply(ctx, pub) || out.Again
 	}
 	if out.Successful() {
 		out.SucceededAt = l.now()
@@ -410,7 +418,7 @@ func (l *Loop) lastUnchanged(rs *resolved) *unchangedRender {
 	l.cacheMu.Lock()
 	u := l.unchanged
 	l.cacheMu.Unlock()
-	if u == nil || u.head != rs.head || u.reviewGen != rs.reviewGen || !bytes.Equal(u.health, rs.health) || !maps.EqualFunc(u.res.Files, rs.res.Files, bytes.Equal) {
+	if u == nil || u.head != rs.head || u.reviewGen != rs.reviewGen || u.rolloutGen != rs.rolloutGen || !bytes.Equal(u.health, rs.health) || !maps.EqualFunc(u.res.Files, rs.res.Files, bytes.Equal) {
 		return nil
 	}
 	return u

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
@@ -94,7 +95,8 @@ func Load(files map[string][]byte, name func(path string) string, now time.Time)
 // held.
 func (w *World) Render() error {
 	snapshot.DropStale(w.Snapshots, w.Committed.Health)
-	out, err := render.RenderWith(w.Config, w.Snapshots, render.Options{Committed: w.Committed.Report.Allocations(), Held: w.Committed.Review.Held()})
+	out, err := render.RenderWith(w.Config, w.Snapshots, render.Options{Committed: w.Committed.Report.Allocations(), Held: w.Committed.Review.Held(),
+		Staged: rollout.Staging(w.Committed.Rollouts, w.Snapshots)})
 	if err != nil {
 		return err
 	}

@@ -122,9 +122,9 @@ func TestParseRejectsBadConfig(t *testing.T) {
 		}, []string{"spec.reach.namespaces[0].services[0].importers.matchLabels", `label env value "no spaces"`}},
 		{"reach unlisted unknown", func(s string) string { return s + "  reach:\n    unlisted: some\n" },
 			[]string{"cs.yaml:22:", "spec.reach.unlisted", `must be shared or none, got "some"`}},
-		{"rollout waves not carried out yet", func(s string) string {
-			return s + "  rollout:\n    waves:\n    - name: canary\n      members: {names: [east]}\n"
-		}, []string{"cs.yaml:22:", "spec.rollout.waves", "refused rather than ignored"}},
+		{"rollout wave named twice", func(s string) string {
+			return s + "  rollout:\n    waves:\n    - name: canary\n      members: {names: [east]}\n    - name: canary\n      members: {names: [west]}\n"
+		}, []string{"spec.rollout.waves[1].name", `wave "canary" is already spec.rollout.waves[0]`}},
 		{"rollout wave with a bad soak and an unknown member", func(s string) string {
 			return s + "  rollout:\n    waves:\n    - name: canary\n      members: {names: [north]}\n      soak: soon\n"
 		}, []string{"spec.rollout.waves[0].soak", `"soon" is not a duration`, `spec.rollout.waves[0].members.names[0]`}},

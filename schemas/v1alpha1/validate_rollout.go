@@ -7,17 +7,11 @@ import (
 	"slices"
 )
 
-// validate checks spec.rollout (p) against the members. Until the loop
-// carries rollouts out, a config with waves is refused rather than
-// accepted and ignored: a change would reach every member at once while
-// its author expects waves.
+// validate checks spec.rollout (p) against the members.
 func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
 	var errs ErrorList
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	if len(r.Waves) > 0 {
-		add(p+".waves", "staged rollouts are not carried out by this version yet, so they are refused rather than ignored: remove spec.rollout (docs/reach-and-rollout.md)")
 	}
 	switch r.Unreachable {
 	case "", RolloutBlock, RolloutSkip:

@@ -76,6 +76,9 @@ func TestOneRefusedObjectDoesNotStopTheMember(t *testing.T) {
 	out = w.sync()
 	assert.Empty(t, out.FailedMembers())
 	assert.True(t, exists(c2.Client, &corev1.Service{}, "shop", denied), "applied once allowed")
+	si := &mcsv1alpha1.ServiceImport{}
+	require.True(t, exists(c2.Client, si, "shop", "catalog"))
+	assert.NotEmpty(t, si.Spec.IPs, "the import, unchanged itself, gets the IPs of its derived Service once that is taken")
 }
 
 func conditionOf(se *mcsv1alpha1.ServiceExport, typ string) metav1.Condition {
