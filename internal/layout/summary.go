@@ -196,21 +196,27 @@ const shortFrom = 5
 
 // importerList is a row's "imported by": the names, or for a large
 // ClusterSet "all N members" / "all but a, b"; a member whose namespace
-// the render creates is marked; the members the reach policy keeps out
-// follow.
+// the render creates is marked; the members the reach policy keeps out,
+// and those a staged rollout has not reached yet, follow.
 func importerList(s render.ServiceReport, members []string) string {
 	list := importerNames(s, members)
-	if len(s.OutOfReach) == 0 {
+	if len(s.OutOfReach) == 0 && len(s.Behind) == 0 {
 		return list
-	}
-	out := make([]string, len(s.OutOfReach))
-	for i, o := range s.OutOfReach {
-		out[i] = o.Member
 	}
 	if list == "" {
 		list = "none"
 	}
-	return list + "; out of reach: " + strings.Join(out, ", ")
+	if len(s.OutOfReach) > 0 {
+		out := make([]string, len(s.OutOfReach))
+		for i, o := range s.OutOfReach {
+			out[i] = o.Member
+		}
+		list += "; out of reach: " + strings.Join(out, ", ")
+	}
+	if len(s.Behind) > 0 {
+		list += "; rollout not yet in: " + strings.Join(s.Behind, ", ")
+	}
+	return list
 }
 
 // importerNames is importerList without the members out of reach.

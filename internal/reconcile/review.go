@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -102,6 +103,19 @@ func (l *Loop) renderReview(rs *resolved) (*tree, error) {
 	}
 	renderStaged := func(w review.World, st *rollout.State) (*render.Output, error) {
 		return render.RenderWith(l.Config, w.Snapshots, render.Options{Committed: alloc, Held: w.Held, Staged: rollout.Staging(st, w.Snapshots)})
+	}
+	// The merge of a rollout's proposal approved every wave: the imports
+	// a wave brings are not proposed again.
+	for _, r := range st.state.Rollouts {
+		if r.Aborted {
+			continue
+		}
+		ns, name, _ := strings.Cut(r.Service, "/")
+		for _, w := range r.Waves[:r.Reached] {
+			for _, m := range w.Members {
+				actual[render.ImportKey{Member: m, Namespace: ns, Name: name}] = true
+			}
+		}
 	}
 	plan, err := review.Split(review.Input{
 		Live: live, Approved: approved, ApprovedImports: actual, Declined: declined,
