@@ -4,6 +4,8 @@ package reconcile
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +102,9 @@ func (l *Loop) startRollouts(out *staged, rs *resolved, snaps []*snapshot.Snapsh
 		id := next.Namespace + "/" + next.Name
 		if out.state.Find(id) != nil || out.ended[id] {
 			continue
+		}
+		if sameShape(prev[id], next) {
+			continue // churn: the common case, and no kind a rollout stages
 		}
 		c := change.ServiceBetween(prev[id], next)
 		c.Gained = known(c.Gained, rs.prev.Inputs)
@@ -224,4 +229,13 @@ func orNone(members []string) string {
 		return "(nobody)"
 	}
 	return strings.Join(members, ", ")
+}
+
+// sameShape says that nothing a rollout stages can differ between p and
+// n: the same importers, type, merged import and exports' conditions.
+// Endpoint churn leaves all of these alone, so a cycle of churn does not
+// work out each service's change.
+func sameShape(p, n *render.ServiceReport) bool {
+	return p != nil && p.Type == n.Type && slices.Equal(p.ImportedBy, n.ImportedBy) &&
+		reflect.DeepEqual(p.NotServed, n.NotServed) && reflect.DeepEqual(p.Import, n.Import) && reflect.DeepEqual(p.Exports, n.Exports)
 }

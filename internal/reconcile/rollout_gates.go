@@ -3,8 +3,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
 	"github.com/mcs-gitops/mcs-gitops/apply"
+	"github.com/mcs-gitops/mcs-gitops/internal/member/doctor"
 	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
@@ -36,6 +39,7 @@ const (
 	gateApplied = "applied"       // the member took every object of the service
 	gateImport  = "ServiceImport" // it holds the ServiceImport, with its IPs when it has a cluster IP
 	gateDerived = "derived Service"
+	gateDNS     = "DNS"
 )
 
 // observeRollouts checks the gates of every rollout's wave in progress
@@ -116,9 +120,6 @@ func (l *Loop) gate(ctx context.Context, member, ns, name string, read bool, res
 			return c
 		}
 	}
-	if l.Apply == ApplyNone && l.Gates == nil {
-		return c // another applier applies: the wave soaks on its commit alone
-	}
 	checker := l.Gates
 	if checker == nil {
 		checker = memberGates{l}
@@ -132,8 +133,8 @@ type memberGates struct{ l *Loop }
 func (g memberGates) Gate(ctx context.Context, member, ns, name string) rollout.Check {
 	c := rollout.Check{Member: member}
 	var cl client.Client
-	for _, m := range g.l.Members.Members() {
-		if m.Name == member && m.Err == nil {
+	if g.l.Members != nil {
+		if m := g.l.Members.Member(member); m != nil && m.Err == nil {
 			cl = m.Client
 		}
 	}
@@ -169,10 +170,39 @@ func (g memberGates) Gate(ctx context.Context, member, ns, name string) rollout.
 	switch err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: derived}, svc); {
 	case apierrors.IsNotFound(err):
 		c.Gate, c.Message = gateDerived, fmt.Sprintf("%s/%s is not there yet", ns, derived)
+		return c
 	case err != nil:
 		c.Unreachable = true
+		return c
+	}
+	if gate := g.l.Config.Spec.Rollout.DNS; gate != nil {
+		c.Gate, c.Message = g.dns(ctx, cl, gate, member, ns, name, typ, ips)
 	}
 	return c
+}
+
+// dns resolves the service's ClusterSet name through the member's DNS
+// and compares the answer with the import's IPs: the gate, and why it
+// does not hold ("" when it does).
+func (g memberGates) dns(ctx context.Context, cl client.Client, gate *v1alpha1.RolloutDNSGate, member, ns, name, typ string, ips []string) (string, string) {
+	server := gate.Servers[member]
+	if server == "" {
+		dns := &corev1.Service{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "kube-dns"}, dns); err != nil {
+			return gateDNS, fmt.Sprintf("find the member's DNS (Service kube-system/kube-dns): %v; set spec.rollout.dns.servers.%s", err, member)
+		}
+		server = net.JoinHostPort(dns.Spec.ClusterIP, "53")
+	}
+	zone := cmp.Or(gate.Zone, "clusterset.local")
+	fqdn := fmt.Sprintf("%s.%s.svc.%s", name, ns, zone)
+	got, err := doctor.LookupVia(ctx, server, fqdn)
+	switch {
+	case err != nil:
+		return gateDNS, fmt.Sprintf("%s via %s: %v", fqdn, server, err)
+	case typ != string(mcsv1alpha1.Headless) && !slices.Equal(got, slices.Sorted(slices.Values(ips))):
+		return gateDNS, fmt.Sprintf("%s via %s answers %s, the ServiceImport says %s", fqdn, server, strings.Join(got, ", "), strings.Join(ips, ", "))
+	}
+	return "", ""
 }
 
 // rolloutGeneration is the rollouts' generation for a render made now:

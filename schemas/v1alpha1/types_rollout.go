@@ -21,6 +21,21 @@ type RolloutPolicy struct {
 	// Block (default: the rollout waits, and says so) or Skip (the wave
 	// goes on without it, and says so).
 	Unreachable RolloutUnreachable `json:"unreachable,omitempty" schema:"enum=Block|Skip;default=Block"`
+	// DNS, when set, adds a gate: in each member of the wave, the
+	// service's ClusterSet name resolves through the member's DNS to its
+	// ServiceImport's IPs (any answer, for a headless import), as
+	// `doctor --dns-probe` asks it. The loop must reach each member's DNS.
+	DNS *RolloutDNSGate `json:"dns,omitempty"`
+}
+
+// RolloutDNSGate is where the DNS gate asks each member's DNS.
+type RolloutDNSGate struct {
+	// Servers are, by member name, the host:port to query; a member not
+	// listed is queried at its kube-dns Service IP, port 53, which
+	// answers only from inside the member's network.
+	Servers map[string]string `json:"servers,omitempty"`
+	// Zone is the ClusterSet zone; default clusterset.local.
+	Zone string `json:"zone,omitempty"`
 }
 
 // RolloutWave is one wave of a rollout.

@@ -4,6 +4,8 @@ package v1alpha1
 
 import (
 	"fmt"
+	"maps"
+	"net"
 	"slices"
 )
 
@@ -21,6 +23,15 @@ func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
 	for i, k := range r.Stage {
 		if !slices.Contains(RolloutKinds, k) {
 			add(fmt.Sprintf("%s.stage[%d]", p, i), "unknown kind %q: one of Import, Ports, Type, Families, Exporter", k)
+		}
+	}
+	if r.DNS != nil {
+		for _, m := range slices.Sorted(maps.Keys(r.DNS.Servers)) {
+			if !slices.ContainsFunc(members, func(x Member) bool { return x.Name == m }) {
+				add(p+".dns.servers."+m, "%q is not a member", m)
+			} else if _, _, err := net.SplitHostPort(r.DNS.Servers[m]); err != nil {
+				add(p+".dns.servers."+m, "must be host:port, got %q", r.DNS.Servers[m])
+			}
 		}
 	}
 	names := map[string]int{}

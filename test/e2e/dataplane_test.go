@@ -535,3 +535,44 @@ func gatewayListeners(t testing.TB, m *lab.Member) []string {
 	require.NoError(t, m.Cluster.Client.Get(t.Context(), client.ObjectKey{Namespace: lab.GatewayNamespace, Name: lab.GatewayName}, gw))
 	return envtest.ListenerNames(gw)
 }
+
+// TestDataPlaneStagedRollout: cluster-1 starts exporting web under a
+// staged rollout (cluster-2 first, soaking an hour; the rest after). A
+// client in cluster-2, in the first wave, is answered by cluster-1's
+// pods through the ClusterSet name while a client in cluster-3, in the
+// last wave, does not resolve the name at all. Once the first wave has
+// soaked, the next commit brings cluster-3 in, and both are answered.
+func TestDataPlaneStagedRollout(t *testing.T) {
+	w, l := labWorldWith(t, lab.Options{Stacks: []envtest.Stack{envtest.DualStack, envtest.DualStack, envtest.DualStack}}, nil,
+		"  rollout:\n    waves:\n    - name: first\n      members: {names: [cluster-2]}\n      soak: 1h\n")
+	ck := &clock{}
+	w.loop.Now = ck.now
+	ctx := t.Context()
+	c1, c2, c3 := l.Members[0], l.Members[1], l.Members[2]
+	serveEcho(t, c1, "demo", "web", 2)
+	pc2, pc3 := clientPod(t, c2, "demo"), clientPod(t, c3, "demo")
+	w.sync() // the first commit: the members as they are, nothing staged
+
+	require.NoError(t, c1.Cluster.Client.Create(ctx, tenant.Export("demo", "web")))
+	w.loop.Members.Forget()
+	w.sync()
+	_, msg := w.remoteHead()
+	require.True(t, strings.HasPrefix(msg, "roll out demo/web: wave 1 of 2 (first): cluster-2"), msg)
+	name := "web.demo.svc.clusterset.local"
+	waitAnswers(t, pc2, "http://"+name+"/", "cluster-1")
+	got := answers(ctx, pc2, "http://"+name+"/", 20)
+	require.Equal(t, map[string]int{"cluster-1": 20}, got, "the first wave is answered")
+	_, err := pc3.LookupIP(ctx, name)
+	require.Error(t, err, "the last wave does not resolve the name yet")
+
+	ck.advance(time.Hour + time.Minute)
+	out := w.sync()
+	_, msg = w.remoteHead()
+	require.True(t, strings.HasPrefix(msg, "roll out demo/web: wave 2 of 2 (rest): cluster-1, cluster-3"), msg)
+	require.True(t, out.Committed)
+	waitAnswers(t, pc3, "http://"+name+"/", "cluster-1")
+	for _, pc := range []*lab.Client{pc2, pc3} {
+		got = answers(ctx, pc, "http://"+name+"/", 20)
+		require.Equal(t, map[string]int{"cluster-1": 20}, got, "after the last wave every member is answered")
+	}
+}

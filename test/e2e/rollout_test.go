@@ -28,6 +28,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
+	"github.com/mcs-gitops/mcs-gitops/test/dns"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 	"github.com/mcs-gitops/mcs-gitops/test/tenant"
 )
@@ -366,4 +367,46 @@ func BenchmarkRolloutWave(b *testing.B) {
 	b.ReportMetric(float64(waves[len(waves)/2].Microseconds())/1000, "wave-p50-ms")
 	b.ReportMetric(float64(waves[len(waves)-1].Microseconds())/1000, "wave-max-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// TestRolloutDNSGate: with the DNS gate on, a wave moves on only once the
+// service's ClusterSet name answers with its ServiceImport's IP through
+// each member's DNS: while the canary's DNS cannot be asked the wave
+// waits (it does not pause: nothing was refused); with a real CoreDNS
+// serving the canary's ServiceImports it moves on.
+func TestRolloutDNSGate(t *testing.T) {
+	dns.Require(t)
+	const waves = "  rollout:\n    waves:\n    - name: canary\n      members: {names: [cluster-2]}\n    dns:\n      servers: {cluster-2: \"%s\"}\n"
+	w := newWorld(t, 3, fmt.Sprintf(waves, "127.0.0.1:9"))
+	ctx := context.Background()
+	c1, c2, c3 := w.member("cluster-1"), w.member("cluster-2"), w.member("cluster-3")
+	for _, m := range w.members {
+		require.NoError(t, envtest.EnsureNamespaces(ctx, m.Client, "shop"))
+	}
+	w.sync()
+	export(t, c1, "shop", "web", 80, "10.1.0.20")
+	w.loop.Members.Forget()
+	out := w.sync()
+	require.True(t, out.Committed)
+	assert.True(t, exists(c2.Client, &mcsv1alpha1.ServiceImport{}, "shop", "web"))
+	for range 3 {
+		out = w.sync()
+		assert.False(t, out.Again, "no DNS answer: the wave waits")
+		assert.True(t, out.WakeAt.IsZero())
+	}
+	assert.False(t, exists(c3.Client, &mcsv1alpha1.ServiceImport{}, "shop", "web"))
+	st := rollouts(t, w)
+	require.Len(t, st.Rollouts, 1)
+	assert.Nil(t, st.Rollouts[0].Paused, "a gate that does not hold yet is no failure")
+
+	// The canary's DNS: CoreDNS with the multicluster plugin on cluster-2.
+	addr := dns.Start(t, c2.Config, "")
+	data, err := os.ReadFile(w.config)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(w.config, []byte(strings.Replace(string(data), "127.0.0.1:9", addr, 1)), 0o644))
+	w.loop = w.newLoop(filepath.Join(t.TempDir(), "clone"))
+	eventually(t, 30*time.Second, func() bool {
+		w.sync()
+		return exists(c3.Client, &mcsv1alpha1.ServiceImport{}, "shop", "web")
+	}, "the next wave never came once the canary's DNS answered")
 }

@@ -89,19 +89,12 @@ func (o *Options) probe(ctx context.Context, cs kubernetes.Interface, m *cluster
 		server = net.JoinHostPort(svc.Spec.ClusterIP, "53")
 	}
 	name := fmt.Sprintf("%s.%s.svc.%s", si.Name, si.Namespace, o.Zone)
-	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, server)
-	}}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := res.LookupHost(qctx, name+".")
+	addrs, err := LookupVia(ctx, server, name)
 	if err != nil {
 		c.Status, c.Message = Error, fmt.Sprintf("%s via %s: %v", name, server, err)
 		c.Fix = "see the coredns check; a ServiceIP only answers from inside the member's network (--dns-server " + cm.Name + "=<host:port> to query elsewhere)"
 		return c
 	}
-	slices.Sort(addrs)
 	want := slices.Sorted(slices.Values(si.Spec.IPs))
 	if si.Spec.Type != mcsv1alpha1.Headless && !slices.Equal(addrs, want) {
 		c.Status = Error
@@ -111,4 +104,18 @@ func (o *Options) probe(ctx context.Context, cs kubernetes.Interface, m *cluster
 	}
 	c.Status, c.Message = OK, fmt.Sprintf("%s via %s: %s", name, server, strings.Join(addrs, ", "))
 	return c
+}
+
+// LookupVia resolves name (without the trailing dot) through the DNS
+// server at host:port only, within 5 s, and returns the addresses sorted.
+func LookupVia(ctx context.Context, server, name string) ([]string, error) {
+	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, server)
+	}}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := res.LookupHost(qctx, name+".")
+	slices.Sort(addrs)
+	return addrs, err
 }
