@@ -96,7 +96,7 @@ mcs_gitops_apply_objects_total{action="failed",member="cluster-1"} 0x40`, 31 * t
 			"mcs_gitops_withdrawals_held 1x10", 5 * time.Minute, nil},
 
 		{"a rollout paused", "McsGitopsRolloutPaused", leader + `mcs_gitops_rollouts{state="paused"} 0 1x10`, 3 * time.Minute,
-			[]firing{{`{alertname="McsGitopsRolloutPaused", severity="warning"}`, "A staged rollout is paused on a failed gate."}}},
+			[]firing{{`{alertname="McsGitopsRolloutPaused", severity="warning", state="paused"}`, "A staged rollout is paused on a failed gate."}}},
 		{"the standby's view of a paused rollout", "McsGitopsRolloutPaused", strings.Replace(leader, "mcs_gitops_leader 1x60", "mcs_gitops_leader 0x60", 1) +
 			`mcs_gitops_rollouts{state="paused"} 1x10`, 5 * time.Minute, nil},
 
