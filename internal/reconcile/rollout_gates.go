@@ -79,9 +79,9 @@ func (l *Loop) observeRollouts(ctx context.Context, pub *published, applied []*a
 		for _, m := range r.Current().Members {
 			checks = append(checks, l.gate(ctx, m, ns, name, readable[m], results[m]))
 		}
-		failedBefore, waitingBefore := p.Failed != nil, p.Waiting
+		failedBefore, waitingBefore := p.Failed != nil, p.WaitingOn
 		r.Observe(p, checks, unreachable, now)
-		if p.Waiting != "" && p.Waiting != waitingBefore {
+		if p.Waiting != "" && p.WaitingOn != waitingBefore {
 			l.log().Info("rollout wave waiting", "service", r.Service, "wave", r.Reached, "for", p.Waiting)
 		}
 		if p.Failed != nil && !failedBefore {

@@ -135,8 +135,10 @@ type Progress struct {
 	// HeldSince is when every gate of the wave first held, and has held
 	// since; zero while one does not.
 	HeldSince time.Time
-	// Waiting names what the wave waits for, "" when nothing.
-	Waiting string
+	// Waiting names what the wave waits for, "" when nothing; WaitingOn
+	// is its member and gate alone, which a message that varies (a DNS
+	// error naming a port) does not change.
+	Waiting, WaitingOn string
 	// Failed is a gate that failed: the next commit pauses the rollout.
 	Failed *Pause
 	// Skipped are members the wave goes on without (unreachable: Skip).
@@ -149,20 +151,23 @@ func (r *Rollout) Observe(p *Progress, checks []Check, unreachable v1alpha1.Roll
 	if p.Wave != r.Reached || p.Target != r.Target {
 		*p = Progress{Wave: r.Reached, Target: r.Target}
 	}
-	p.Waiting, p.Skipped = "", nil
+	p.Waiting, p.WaitingOn, p.Skipped = "", "", nil
 	for _, c := range checks {
 		switch {
 		case c.Unreachable && unreachable == v1alpha1.RolloutSkip:
 			p.Skipped = append(p.Skipped, c.Member)
 		case c.Unreachable:
 			p.Waiting = fmt.Sprintf("member %s cannot be read (unreachable: Block)", c.Member)
+			p.WaitingOn = c.Member + " unreachable"
 		case c.Failed:
 			if p.Failed == nil {
 				p.Failed = &Pause{Wave: r.Reached, Member: c.Member, Gate: c.Gate, Message: c.Message, Since: now}
 			}
 			p.Waiting = fmt.Sprintf("member %s: %s: %s", c.Member, c.Gate, c.Message)
+			p.WaitingOn = c.Member + " " + c.Gate
 		case c.Gate != "" && p.Waiting == "":
 			p.Waiting = fmt.Sprintf("member %s: %s: %s", c.Member, c.Gate, c.Message)
+			p.WaitingOn = c.Member + " " + c.Gate
 		}
 	}
 	switch {
