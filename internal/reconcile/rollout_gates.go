@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,7 +68,7 @@ func (l *Loop) observeRollouts(ctx context.Context, pub *published, applied []*a
 		}
 		next[r.Service] = p
 		if r.Paused != nil {
-			l.announcePause(r, pub.report)
+			l.announcePause(ctx, r, pub.report)
 		}
 		if r.Aborted || r.Paused != nil {
 			continue
@@ -240,7 +239,7 @@ func (l *Loop) observeRolloutMetrics(st *rollout.State) {
 
 // announcePause writes a Warning Event on each export of r's service,
 // once per pause: the export's owners see which gate in which member.
-func (l *Loop) announcePause(r *rollout.Rollout, report *render.Report) {
+func (l *Loop) announcePause(ctx context.Context, r *rollout.Rollout, report *render.Report) {
 	key := r.Service + "@" + r.Paused.Since.String()
 	l.cacheMu.Lock()
 	if l.paused == nil {
@@ -262,11 +261,18 @@ func (l *Loop) announcePause(r *rollout.Rollout, report *render.Report) {
 			if m == nil {
 				continue
 			}
-			if ev := l.eventsFor(m); ev != nil {
-				se := &mcsv1alpha1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-				se.SetGroupVersionKind(mcsv1alpha1.SchemeGroupVersion.WithKind("ServiceExport"))
-				ev.Eventf(se, nil, corev1.EventTypeWarning, "RolloutPaused", "Rollout", "%s", r.Paused.String())
+			ev := l.eventsFor(m)
+			if ev == nil || m.Client == nil {
+				continue
 			}
+			// kubectl describe finds an Event by its object's UID.
+			se := &mcsv1alpha1.ServiceExport{}
+			if err := m.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, se); err != nil {
+				l.log().Warn("rollout paused: no Event on the export", "member", m.Name, "service", r.Service, "err", err)
+				continue
+			}
+			se.SetGroupVersionKind(mcsv1alpha1.SchemeGroupVersion.WithKind("ServiceExport"))
+			ev.Eventf(se, nil, corev1.EventTypeWarning, "RolloutPaused", "Rollout", "%s", r.Paused.String())
 		}
 	}
 }

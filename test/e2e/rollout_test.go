@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,10 @@ func TestStagedRolloutOnRealMembers(t *testing.T) {
 	}, rolloutConfig)
 	ck := &clock{}
 	w.loop.Now = ck.now
+	w.loop.Events = true
+	defer w.loop.CloseEvents(5 * time.Second)
+	metrics := reconcile.NewMetrics()
+	w.loop.Metrics = metrics
 	ctx := context.Background()
 	c1, c2, c3, c4 := w.member("cluster-1"), w.member("cluster-2"), w.member("cluster-3"), w.member("cluster-4")
 	for _, m := range w.members {
@@ -152,6 +157,12 @@ func TestStagedRolloutOnRealMembers(t *testing.T) {
 	assert.Contains(t, p.Message, "quota: no more Services")
 	_, _, ready = exportCondition(t, c1, "shop", "web", "Ready")
 	assert.Contains(t, ready, "paused at wave 2: member cluster-3: applied")
+	assert.Equal(t, 1.0, testutil.ToFloat64(metrics.Rollouts.WithLabelValues("paused")))
+	eventually(t, 10*time.Second, func() bool {
+		return slices.ContainsFunc(eventsOf(t, c1, "shop", "ServiceExport", "web"), func(e string) bool {
+			return strings.HasPrefix(e, "Warning RolloutPaused: paused at wave 2: member cluster-3: applied")
+		})
+	}, "no RolloutPaused Event on the export: %v", eventsOf(t, c1, "shop", "ServiceExport", "web"))
 
 	// Fixed, but paused until a person says so.
 	require.NoError(t, allow(ctx))
