@@ -14,6 +14,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
+
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
@@ -33,6 +35,9 @@ type View struct {
 	// Review is what the last commit records of review mode: held
 	// imports, open proposals, rejections, overrides. Nil outside it.
 	Review *layout.ReviewState `json:"review,omitempty"`
+	// Rollouts are the staged rollouts the last commit records in
+	// progress; nil when there are none.
+	Rollouts *rollout.State `json:"rollouts,omitempty"`
 }
 
 // Member is one member's health.
@@ -136,6 +141,11 @@ func Build(ctx context.Context, o Options) (*View, error) {
 		if data, ok := files[layout.ReviewFile]; ok {
 			if v.Review, err = layout.ParseReviewState(data); err != nil {
 				return nil, fmt.Errorf("commit %s: %w", head.String()[:12], err)
+			}
+		}
+		if data, ok := files[layout.RolloutsFile]; ok {
+			if v.Rollouts, err = rollout.Parse(data); err != nil {
+				return nil, fmt.Errorf("commit %s: %s: %w", head.String()[:12], layout.RolloutsFile, err)
 			}
 		}
 		if data, ok := files[layout.HealthFile]; ok {

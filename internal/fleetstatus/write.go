@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
@@ -110,6 +112,9 @@ func (v *View) WriteText(w io.Writer) error {
 	if r := v.Review; r != nil {
 		writeReview(&b, r)
 	}
+	if r := v.Rollouts; r != nil && len(r.Rollouts) > 0 {
+		writeRollouts(&b, r)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -138,6 +143,26 @@ func writeReview(b *strings.Builder, r *layout.ReviewState) {
 	}
 	for _, h := range r.HeldImports {
 		fmt.Fprintf(b, "  held      %s/%s is not imported into %s yet\n", h.Namespace, h.Name, h.Member)
+	}
+}
+
+// writeRollouts prints each staged rollout in progress: its wave, what
+// stops it, who it has not reached.
+func writeRollouts(b *strings.Builder, st *rollout.State) {
+	b.WriteString("\nROLLOUTS\n")
+	for _, r := range st.Rollouts {
+		w := r.Current()
+		state := fmt.Sprintf("wave %d of %d (%s)", r.Reached, len(r.Waves), w.Name)
+		switch {
+		case r.Aborted:
+			state = "aborted: every member as before the change"
+		case r.Paused != nil:
+			state = r.Paused.String() + "; mcs-gitops rollout resume|abort " + r.Service
+		}
+		fmt.Fprintf(b, "  %s: %s\n", r.Service, state)
+		if behind := r.Behind(); len(behind) > 0 {
+			fmt.Fprintf(b, "    not yet in %s\n", strings.Join(behind, ", "))
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1alpha1 "sigs.k8s.io/mcs-api/pkg/apis/v1alpha1"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/fleetstatus"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
 	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
@@ -158,6 +159,12 @@ func TestStagedRolloutOnRealMembers(t *testing.T) {
 	_, _, ready = exportCondition(t, c1, "shop", "web", "Ready")
 	assert.Contains(t, ready, "paused at wave 2: member cluster-3: applied")
 	assert.Equal(t, 1.0, testutil.ToFloat64(metrics.Rollouts.WithLabelValues("paused")))
+	view, err := fleetstatus.Build(ctx, fleetstatus.Options{Repo: w.loop.Repo, Members: w.loop.Members})
+	require.NoError(t, err)
+	var text strings.Builder
+	require.NoError(t, view.WriteText(&text))
+	assert.Contains(t, text.String(), "ROLLOUTS\n  shop/web: paused at wave 2: member cluster-3: applied: ", "mcs-gitops status shows it")
+	assert.Contains(t, text.String(), "    not yet in cluster-1, cluster-4\n")
 	eventually(t, 10*time.Second, func() bool {
 		return slices.ContainsFunc(eventsOf(t, c1, "shop", "ServiceExport", "web"), func(e string) bool {
 			return strings.HasPrefix(e, "Warning RolloutPaused: paused at wave 2: member cluster-3: applied")
