@@ -74,6 +74,27 @@ func BenchmarkCycle(b *testing.B) {
 					}
 				}
 			})
+			// The same churn with spec.rollout set: what looking for a
+			// change to stage costs a cycle that has none (sameShape).
+			b.Run("one-change-rollout-policy", func(b *testing.B) {
+				l.Config.Spec.Rollout = v1alpha1.RolloutPolicy{Waves: []v1alpha1.RolloutWave{
+					{Name: "first", Members: v1alpha1.MemberSelector{Names: []string{l.Config.Spec.Members[0].Name}}}}}
+				defer func() { l.Config.Spec.Rollout = v1alpha1.RolloutPolicy{} }()
+				worlds := [2][]clusters.Result{moved, results}
+				i := 0
+				for b.Loop() {
+					p, err := l.publish(ctx, worlds[i%2])
+					if err != nil || !p.changed || p.tree.rollouts == nil || len(p.tree.rollouts.state.Rollouts) > 0 {
+						b.Fatalf("churn, staging nothing: changed=%v err=%v", p != nil && p.changed, err)
+					}
+					i++
+				}
+				if i%2 == 1 {
+					if _, err := l.publish(ctx, results); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run("floor", func(b *testing.B) {
 				cycleFloor(b, l, cfg, results, moved)
 			})
