@@ -122,6 +122,9 @@ func TestParseRejectsBadConfig(t *testing.T) {
 		}, []string{"spec.reach.namespaces[0].services[0].importers.matchLabels", `label env value "no spaces"`}},
 		{"reach unlisted unknown", func(s string) string { return s + "  reach:\n    unlisted: some\n" },
 			[]string{"cs.yaml:22:", "spec.reach.unlisted", `must be shared or none, got "some"`}},
+		{"a member label under mcs-gitops.io/", func(s string) string {
+			return strings.Replace(s, "  - name: east\n", "  - name: east\n    labels: {mcs-gitops.io/member: west}\n", 1)
+		}, []string{"spec.members[0].labels", `label key "mcs-gitops.io/member": keys under mcs-gitops.io/ are mcs-gitops's own`}},
 		{"rollout wave named twice", func(s string) string {
 			return s + "  rollout:\n    waves:\n    - name: canary\n      members: {names: [east]}\n    - name: canary\n      members: {names: [west]}\n"
 		}, []string{"spec.rollout.waves[1].name", `wave "canary" is already spec.rollout.waves[0]`}},

@@ -4,7 +4,9 @@ package v1alpha1
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -13,6 +15,10 @@ import (
 // validate checks what the types cannot say: names, uniqueness, and that a
 // kubeconfig reference is exactly one thing. Field paths match the YAML so
 // the loader can attach line numbers.
+// reservedLabelPrefix is the label key prefix a member's labels may not
+// use: render gives every member mcs-gitops.io/member, its name.
+const reservedLabelPrefix = "mcs-gitops.io/"
+
 func (c *ClusterSet) validate() ErrorList {
 	var errs ErrorList
 	add := func(field, format string, args ...any) {
@@ -79,6 +85,11 @@ func (c *ClusterSet) validate() ErrorList {
 		}
 		errs = append(errs, m.Kubeconfig.validate(p+".kubeconfig")...)
 		errs = append(errs, labelsProblems(p+".labels", m.Labels)...)
+		for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
+			if strings.HasPrefix(k, reservedLabelPrefix) {
+				errs = append(errs, &FieldError{Field: p + ".labels", Msg: fmt.Sprintf("label key %q: keys under %s are mcs-gitops's own (%smember is the member's name, which selectors may use)", k, reservedLabelPrefix, reservedLabelPrefix)})
+			}
+		}
 		if g := m.Gateway; g != nil {
 			switch {
 			case g.Host == "":
