@@ -176,6 +176,9 @@ func NewMetrics() *Metrics {
 	for _, s := range []string{"open", "opening", "rejected", "overridden"} {
 		m.ReviewProposals.WithLabelValues(s)
 	}
+	for _, s := range rolloutStates {
+		m.Rollouts.WithLabelValues(s)
+	}
 	for _, s := range []string{"poll", "propose"} {
 		m.ReviewErrors.WithLabelValues(s)
 	}

@@ -216,12 +216,18 @@ func (l *Loop) rolloutGeneration() int {
 	return l.rolloutGen
 }
 
+// rolloutStates are mcs_gitops_rollouts' states.
+var rolloutStates = []string{"rolling", "paused", "aborted"}
+
 // observeRolloutMetrics sets the rollouts gauge by state.
 func (l *Loop) observeRolloutMetrics(st *rollout.State) {
 	if l.Metrics == nil {
 		return
 	}
-	n := map[string]int{"rolling": 0, "paused": 0, "aborted": 0}
+	n := map[string]int{}
+	for _, s := range rolloutStates {
+		n[s] = 0
+	}
 	for _, r := range st.Rollouts {
 		switch {
 		case r.Aborted:

@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,4 +66,35 @@ func TestReachOnRealMembers(t *testing.T) {
 	assert.True(t, exists(c1.Client, &mcsv1alpha1.ServiceImport{}, "shop", "cart"))
 	_, _, ready = exportCondition(t, c1, "shop", "cart", "Ready")
 	assert.Contains(t, ready, "cluster-2 (the export's "+render.ImportersAnnotation+" annotation)")
+}
+
+// TestReviewHoldsAWiderReach: under review mode, a change of spec.reach
+// that lets a member import a service is a structural change like any
+// other: it waits in a proposal naming the import, and the member
+// imports only once it is merged. (A narrower reach withdraws imports,
+// which review mode never holds.)
+func TestReviewHoldsAWiderReach(t *testing.T) {
+	narrow := "  reach:\n    namespaces:\n    - name: demo\n      services:\n      - name: web\n        importers: {names: [cluster-1, cluster-2]}\n"
+	rw := newGiteaWorld(t, true, narrow, "")
+	rw.start()
+	c1, c2, c3 := rw.member("cluster-1"), rw.member("cluster-2"), rw.member("cluster-3")
+	export(t, c1, "demo", "web", 80, "10.1.0.10")
+	rw.sync()
+	rw.approve("web")
+	require.True(t, imported(c2, "demo", "web"))
+	require.False(t, imported(c3, "demo", "web"), "out of reach")
+
+	data, err := os.ReadFile(rw.config)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(rw.config, []byte(strings.Replace(string(data), narrow, "", 1)), 0o644))
+	rw.loop = rw.newLoop(filepath.Join(t.TempDir(), "clone"))
+	rw.sync()
+	open := rw.pulls("open")
+	require.Len(t, open, 1, "the wider reach is proposed")
+	assert.Contains(t, open[0].Title, "cluster-3 imports demo/web")
+	assert.False(t, imported(c3, "demo", "web"), "held until merged")
+
+	rw.srv.Merge(t, rw.alice.Token, "fleet", open[0].Number)
+	rw.sync()
+	assert.True(t, imported(c3, "demo", "web"), "imported once merged")
 }
