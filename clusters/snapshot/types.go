@@ -3,6 +3,8 @@
 package snapshot
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -83,4 +85,17 @@ func (s *Snapshot) empty() bool {
 	return s.ClusterID == "" && len(s.Namespaces) == 0 && len(s.ServiceExports) == 0 && len(s.Services) == 0 &&
 		len(s.EndpointSlices) == 0 && len(s.GlobalTrafficPolicies) == 0 && s.GatewayAddresses == nil &&
 		len(s.Rejected) == 0 && len(s.ServiceCIDRs) == 0
+}
+
+// Clone is s with its own lists of exports, Services, EndpointSlices,
+// traffic policies and rejected objects, so a caller may add to or take
+// from them; the objects in them are shared and must not be modified.
+func (s *Snapshot) Clone() *Snapshot {
+	c := *s
+	c.ServiceExports = slices.Clone(s.ServiceExports)
+	c.Services = slices.Clone(s.Services)
+	c.EndpointSlices = slices.Clone(s.EndpointSlices)
+	c.GlobalTrafficPolicies = slices.Clone(s.GlobalTrafficPolicies)
+	c.Rejected = slices.Clone(s.Rejected)
+	return &c
 }

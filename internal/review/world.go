@@ -50,7 +50,7 @@ func build(live []*snapshot.Snapshot, approved map[string]*snapshot.Snapshot, un
 			w.Snapshots = append(w.Snapshots, s)
 			continue
 		}
-		c := copySnapshot(s)
+		c := s.Clone()
 		a := approved[s.Member]
 		for _, u := range us {
 			switch u.kind {
@@ -67,16 +67,6 @@ func build(live []*snapshot.Snapshot, approved map[string]*snapshot.Snapshot, un
 		w.Snapshots = append(w.Snapshots, n)
 	}
 	return w, nil
-}
-
-func copySnapshot(s *snapshot.Snapshot) *snapshot.Snapshot {
-	c := *s
-	c.ServiceExports = slices.Clone(s.ServiceExports)
-	c.Services = slices.Clone(s.Services)
-	c.EndpointSlices = slices.Clone(s.EndpointSlices)
-	c.GlobalTrafficPolicies = slices.Clone(s.GlobalTrafficPolicies)
-	c.Rejected = slices.Clone(s.Rejected)
-	return &c
 }
 
 // revertExport puts member snapshot c's export of ns/name back to what the

@@ -46,7 +46,7 @@ func Staging(s *State, live []*snapshot.Snapshot) *render.Staged {
 				continue
 			}
 			if c == nil {
-				c = copySnapshot(snap)
+				c = snap.Clone()
 			}
 			revert(c, r.Before, ns, name)
 		}
@@ -62,13 +62,6 @@ func exports(s *snapshot.Snapshot, ns, name string) bool {
 	return s != nil && slices.ContainsFunc(s.ServiceExports, func(se mcsv1alpha1.ServiceExport) bool {
 		return se.Namespace == ns && se.Name == name && se.DeletionTimestamp == nil
 	})
-}
-
-func copySnapshot(s *snapshot.Snapshot) *snapshot.Snapshot {
-	c := *s
-	c.ServiceExports = slices.Clone(s.ServiceExports)
-	c.Services = slices.Clone(s.Services)
-	return &c
 }
 
 // revert puts c's export of ns/name back to its export in before, or
