@@ -166,11 +166,8 @@ func writeRollouts(w io.Writer, st *rollout.State) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tKINDS\tWAVE\tSTATE\tBEHIND")
 	for _, r := range st.Rollouts {
-		state := "rolling"
-		switch {
-		case r.Aborted:
-			state = "aborted"
-		case r.Paused != nil:
+		state := r.StateName()
+		if r.Paused != nil {
 			state = r.Paused.String()
 		}
 		kinds := make([]string, len(r.Kinds))

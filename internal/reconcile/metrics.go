@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mcs-gitops/mcs-gitops/internal/buildinfo"
+	"github.com/mcs-gitops/mcs-gitops/internal/rollout"
 	"github.com/mcs-gitops/mcs-gitops/render"
 )
 
@@ -176,7 +177,7 @@ func NewMetrics() *Metrics {
 	for _, s := range []string{"open", "opening", "rejected", "overridden"} {
 		m.ReviewProposals.WithLabelValues(s)
 	}
-	for _, s := range rolloutStates {
+	for _, s := range rollout.States {
 		m.Rollouts.WithLabelValues(s)
 	}
 	for _, s := range []string{"poll", "propose"} {

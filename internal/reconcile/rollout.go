@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters/snapshot"
 	"github.com/mcs-gitops/mcs-gitops/internal/change"
@@ -181,22 +180,6 @@ func (l *Loop) progressOf(service string) *rollout.Progress {
 	l.cacheMu.Lock()
 	defer l.cacheMu.Unlock()
 	return l.progress[service]
-}
-
-// rolloutDue is when the loop must look at its rollouts again without
-// a change: the soonest a soaking wave may move on. Zero: not before
-// the next change.
-func (l *Loop) rolloutDue(st *rollout.State) time.Time {
-	var due time.Time
-	if st == nil {
-		return due
-	}
-	for _, r := range st.Rollouts {
-		if d := r.Due(l.progressOf(r.Service)); !d.IsZero() && (due.IsZero() || d.Before(due)) {
-			due = d
-		}
-	}
-	return due
 }
 
 // rolloutPlan is the part of a proposal's body that says how its change

@@ -216,30 +216,17 @@ func (l *Loop) rolloutGeneration() int {
 	return l.rolloutGen
 }
 
-// rolloutStates are mcs_gitops_rollouts' states.
-var rolloutStates = []string{"rolling", "paused", "aborted"}
-
 // observeRolloutMetrics sets the rollouts gauge by state.
 func (l *Loop) observeRolloutMetrics(st *rollout.State) {
 	if l.Metrics == nil {
 		return
 	}
 	n := map[string]int{}
-	for _, s := range rolloutStates {
-		n[s] = 0
-	}
 	for _, r := range st.Rollouts {
-		switch {
-		case r.Aborted:
-			n["aborted"]++
-		case r.Paused != nil:
-			n["paused"]++
-		default:
-			n["rolling"]++
-		}
+		n[r.StateName()]++
 	}
-	for k, v := range n {
-		l.Metrics.Rollouts.WithLabelValues(k).Set(float64(v))
+	for _, s := range rollout.States {
+		l.Metrics.Rollouts.WithLabelValues(s).Set(float64(n[s]))
 	}
 }
 

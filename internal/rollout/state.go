@@ -139,8 +139,10 @@ func Format(s *State) ([]byte, error) {
 	if s == nil || len(s.Rollouts) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(s.Rollouts, func(a, b *Rollout) int { return strings.Compare(a.Service, b.Service) })
-	b, err := yaml.Marshal(s)
+	// Sorted in a copy: the state given may be shared (a commit's, read
+	// by several renders).
+	sorted := State{Rollouts: slices.SortedFunc(slices.Values(s.Rollouts), func(a, b *Rollout) int { return strings.Compare(a.Service, b.Service) })}
+	b, err := yaml.Marshal(sorted)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,28 @@ func (r *Rollout) Soak() time.Duration {
 	return d
 }
 
+// The states of a rollout (StateName).
+const (
+	StateRolling = "rolling"
+	StatePaused  = "paused"
+	StateAborted = "aborted"
+)
+
+// States are every StateName, in that order.
+var States = []string{StateRolling, StatePaused, StateAborted}
+
+// StateName is rolling (a wave soaks or waits for its gates), paused (a
+// gate failed) or aborted.
+func (r *Rollout) StateName() string {
+	switch {
+	case r.Aborted:
+		return StateAborted
+	case r.Paused != nil:
+		return StatePaused
+	}
+	return StateRolling
+}
+
 // Note is where r stands, for the Ready message of the service's
 // exports.
 func (r *Rollout) Note() string {
