@@ -50,6 +50,10 @@ func (l *Loop) observeRollouts(ctx context.Context, pub *published, applied []*a
 		l.cacheMu.Lock()
 		l.progress, l.rolloutWake = nil, time.Time{}
 		l.cacheMu.Unlock()
+		if pub.tree != nil {
+			// The last rollout ended: the gauge says none is left.
+			l.observeRolloutMetrics(&rollout.State{})
+		}
 		return false, time.Time{}
 	}
 	st := pub.tree.rollouts.state

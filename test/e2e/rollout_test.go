@@ -192,6 +192,9 @@ func TestStagedRolloutOnRealMembers(t *testing.T) {
 	_, msg = w.remoteHead()
 	assert.True(t, strings.HasPrefix(msg, "finish rollout of shop/web"), msg)
 	assert.Empty(t, rollouts(t, w).Rollouts)
+	for _, state := range rollout.States {
+		assert.Zero(t, testutil.ToFloat64(metrics.Rollouts.WithLabelValues(state)), "no rollout left %s", state)
+	}
 
 	// A port change rolls out to the canary, and is aborted.
 	svc := &corev1.Service{}
