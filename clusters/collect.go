@@ -107,7 +107,7 @@ func (s *Set) Collect(ctx context.Context, timeout time.Duration) []Result {
 
 func collectMember(parent context.Context, m *Member, timeout time.Duration) Result {
 	if m.Err != nil {
-		return Result{Member: m.Name, Err: m.Err, Reason: ReasonConfig}
+		return Result{Member: m.Name, Err: m.Err, Reason: errReason(m.Err)}
 	}
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()

@@ -98,6 +98,11 @@ type ConnectOptions struct {
 	// Log receives every member's read and watch messages; nil means
 	// slog.Default().
 	Log *slog.Logger
+	// ClusterProfile builds the config of a member whose credentials come
+	// through a ClusterProfile (kubeconfig.clusterProfile, every inventory
+	// member); nil when there is no inventory. A *NotHealthyError is
+	// reported as such.
+	ClusterProfile func(ctx context.Context, ref v1alpha1.ClusterProfileRef) (*rest.Config, error)
 }
 
 // Connect builds one client per member. It does not contact the members:
@@ -195,6 +200,11 @@ func memberConfig(ctx context.Context, m v1alpha1.Member, opts ConnectOptions) (
 			return nil, err
 		}
 		return kubeconfigSecret(data, *k.SecretRef)
+	case k.ClusterProfile != nil:
+		if opts.ClusterProfile == nil {
+			return nil, fmt.Errorf("ClusterProfile %s/%s: no inventory to read it from", k.ClusterProfile.Namespace, k.ClusterProfile.Name)
+		}
+		return opts.ClusterProfile(ctx, *k.ClusterProfile)
 	case k.InCluster:
 		f := opts.InClusterConfig
 		if f == nil {
@@ -206,7 +216,7 @@ func memberConfig(ctx context.Context, m v1alpha1.Member, opts ConnectOptions) (
 		}
 		return cfg, nil
 	}
-	return nil, errors.New("no kubeconfig configured: set kubeconfig.path, kubeconfig.secretRef or kubeconfig.inCluster")
+	return nil, errors.New("no kubeconfig configured: set kubeconfig.path, kubeconfig.secretRef, kubeconfig.inCluster or kubeconfig.clusterProfile")
 }
 
 // build makes the clients. One HTTP client is shared by all of them, so
@@ -254,4 +264,20 @@ func (m *Member) buildWith(cfg *rest.Config, hc *http.Client) error {
 	}
 	m.Config = cfg
 	return nil
+}
+
+// Concat is one Set of the members of sets, in order; a name in two of
+// them is an error.
+func Concat(sets ...*Set) (*Set, error) {
+	s := &Set{byName: map[string]*Member{}}
+	for _, o := range sets {
+		for _, m := range o.members {
+			if _, dup := s.byName[m.Name]; dup {
+				return nil, fmt.Errorf("member %q appears twice", m.Name)
+			}
+			s.members = append(s.members, m)
+			s.byName[m.Name] = m
+		}
+	}
+	return s, nil
 }

@@ -5,6 +5,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 
@@ -27,11 +28,36 @@ const (
 	ReasonCRDMissing = "CRDMissing"
 	// ReasonConfig: no client could be built (kubeconfig or Secret problem).
 	ReasonConfig = "Config"
+	// ReasonNotHealthy: the member's ClusterProfile says its control
+	// plane is not healthy (ControlPlaneHealthy False); it is not read.
+	ReasonNotHealthy = "NotHealthy"
 )
 
 // Reasons lists every reason class, for metrics that export one series
 // per class.
-var Reasons = []string{ReasonUnreachable, ReasonTimeout, ReasonUnauthorized, ReasonForbidden, ReasonCRDMissing, ReasonConfig}
+var Reasons = []string{ReasonUnreachable, ReasonTimeout, ReasonUnauthorized, ReasonForbidden, ReasonCRDMissing, ReasonConfig, ReasonNotHealthy}
+
+// NotHealthyError is a member whose cluster manager reports its control
+// plane unhealthy: it is reported like an unreachable member, without
+// being contacted.
+type NotHealthyError struct {
+	// Profile is the ClusterProfile, namespace/name; Message what its
+	// ControlPlaneHealthy condition says.
+	Profile, Message string
+}
+
+func (e *NotHealthyError) Error() string {
+	return fmt.Sprintf("ClusterProfile %s says the control plane is not healthy (ControlPlaneHealthy=False): %s", e.Profile, e.Message)
+}
+
+// errReason is the reason class of a member without a client.
+func errReason(err error) string {
+	var nh *NotHealthyError
+	if errors.As(err, &nh) {
+		return ReasonNotHealthy
+	}
+	return ReasonConfig
+}
 
 // errCRDMissing marks a list that failed because the resource is not served.
 var errCRDMissing = errors.New("resource not served (CRD not installed)")

@@ -79,6 +79,9 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 			if err != nil {
 				return err
 			}
+			if err := e.joinInventory(cmd.Context(), nil); err != nil {
+				return err
+			}
 			var unknown []string
 			for _, m := range append(members, slices.Sorted(maps.Keys(servers))...) {
 				if e.members.Member(m) == nil {

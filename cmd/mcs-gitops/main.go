@@ -58,7 +58,7 @@ The repository it renders:
 	}
 	root.AddCommand(newRenderCommand(), newValidateCommand(), newSnapshotCommand(), newSyncCommand(),
 		newDiffCommand(), newApplyCommand(), newRunCommand(), newMemberCommand(), newDoctorCommand(), newVersionCommand(), newStatusCommand(), newLineageCommand(), newCommentCommand(),
-		newRolloutCommand())
+		newRolloutCommand(), newCredentialCommand())
 	setVersion(root)
 	return root
 }

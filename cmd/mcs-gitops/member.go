@@ -96,6 +96,9 @@ func newJoinCommand() *cobra.Command {
 		rotate        bool
 		kubeconfigOut string
 		crdWait       time.Duration
+		profile       bool
+		profileNS     string
+		clusterID     string
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME",
@@ -123,6 +126,16 @@ kubeconfig holding only that token into the Secret <NAME>-kubeconfig (key
 of the mcs-gitops Role there, and prints the entry to add to clusterset.yaml.
 A running controller picks the Secret up without a restart.
 
+With --cluster-profile it also registers the member in the management
+cluster's cluster inventory (SIG Multicluster's ClusterProfile API, see
+docs/inventory.md), so every inventory consumer sees it: a ClusterProfile
+<NAME> in --cluster-profile-namespace, cluster manager mcs-gitops, whose
+status offers the access provider "secretreader" (the member's address and
+CA, clusterName <NAME>), and the Secret <NAME> (key "token") that provider
+reads, in --namespace. The ClusterProfile CRD is installed when the
+management cluster has none. A ClusterSet with spec.inventory then takes
+the member from the inventory, with no entry in spec.members.
+
 Join is idempotent: run again, it changes nothing and keeps the token while
 it authenticates and has more than half its lifetime left; --rotate issues a
 new one. A Secret of that name that join did not write (for example Cluster
@@ -139,6 +152,10 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
   # the management cluster reaches the member by another address
   mcs-gitops member join cluster-3 --context cluster-3-admin --management-kubeconfig mgmt.kubeconfig \
     --server https://cluster-3.internal:6443
+
+  # register it in the cluster inventory too (spec.inventory)
+  mcs-gitops member join cluster-3 --context cluster-3-admin --management-kubeconfig mgmt.kubeconfig \
+    --cluster-profile --cluster-profile-namespace fleet
 
   # no management cluster: a kubeconfig file for a local mcs-gitops run
   mcs-gitops member join cluster-3 --context cluster-3-admin --kubeconfig-out cluster-3.kubeconfig`,
@@ -160,6 +177,10 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 			o.Server, o.Gateway, o.CreateNamespaces, o.AdmissionPolicy = server, gateway, createNS, policy
 			o.TokenTTL, o.Rotate, o.Zone, o.Out = ttl, rotate, zone, cmd.OutOrStdout()
 			o.CRDDeleteTimeout = crdWait
+			if profile && f.management == "" {
+				return &exitError{2, fmt.Errorf("--cluster-profile needs --management-kubeconfig: the profile is written there")}
+			}
+			o.ClusterProfile, o.ProfileNamespace, o.ClusterID = profile, profileNS, clusterID
 			if dns {
 				ns, cm, ok := strings.Cut(corednsCM, "/")
 				if !ok || ns == "" || cm == "" {
@@ -186,6 +207,11 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 					secretNS = ""
 				}
 			}
+			if profile {
+				fmt.Fprintf(out, "\nRegistered as ClusterProfile %s/%s. With spec.inventory (namespace %s) in clusterset.yaml the loop takes it as a member;\nits provider file needs the %q provider (docs/inventory.md).\n", o.ProfileNamespace, name, o.ProfileNamespace, join.ProfileProvider)
+				fmt.Fprintf(out, "\nThen check it: mcs-gitops doctor --config clusterset.yaml --member %s\n", name)
+				return nil
+			}
 			fmt.Fprintf(out, "\nAdd to spec.members of clusterset.yaml (if it is not there yet):\n\n%s", join.Entry(name, secretNS, kubeconfigOut))
 			if gateway {
 				fmt.Fprintln(out, "    mode: gateway\n    gateway: {host: <east-west gateway address>, namespace: <ns>, name: <gateway>}")
@@ -207,6 +233,9 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 	fl.DurationVar(&ttl, "token-ttl", join.DefaultTokenTTL, "lifetime of the member identity's token (the member's --service-account-max-token-expiration may shorten it)")
 	fl.BoolVar(&rotate, "rotate", false, "issue a new token even when the Secret's is still good")
 	fl.DurationVar(&crdWait, "crd-delete-timeout", join.DefaultCRDDeleteTimeout, "how long to wait for a CRD that is being deleted to go before installing it again (its objects' finalizers can hold it)")
+	fl.BoolVar(&profile, "cluster-profile", false, "also register the member as a ClusterProfile in the management cluster's cluster inventory (docs/inventory.md)")
+	fl.StringVar(&profileNS, "cluster-profile-namespace", "", "namespace of the inventory's ClusterProfiles, for --cluster-profile (default: --namespace)")
+	fl.StringVar(&clusterID, "cluster-id", "", "the member's KEP-2149 cluster ID, recorded as the profile's cluster.clusterset.k8s.io property (--cluster-profile)")
 	fl.StringVar(&kubeconfigOut, "kubeconfig-out", "", "also (or, without --management-kubeconfig, only) write the member's kubeconfig to this file")
 	return cmd
 }

@@ -60,17 +60,20 @@ func (f *loopFlags) watchInputs(ctx context.Context, e *env, seen []byte, reload
 }
 
 // runReloading runs the controller on e until ctx ends, starting it again
-// on fresh inputs whenever watchInputs reports a change: the config is
+// on fresh inputs whenever watchInputs, or run through reload (the
+// inventory's watch, started once its members are in force), reports a
+// change: the config is
 // read and checked again, every member reconnected (credentials read
 // anew) and the repository reopened. A cycle in progress finishes first.
 // A config that no longer loads is logged and the running one kept.
 func (f *loopFlags) runReloading(ctx context.Context, e *env, connect func(context.Context) (*env, error),
-	run func(context.Context, *env) error) error {
+	run func(ctx context.Context, e *env, reload func(why string)) error) error {
 	seen := e.configBytes
 	for {
 		rctx, cancel := context.WithCancelCause(ctx)
-		go f.watchInputs(rctx, e, seen, func(why string) { cancel(errReload{why}) })
-		err := run(rctx, e)
+		reload := func(why string) { cancel(errReload{why}) }
+		go f.watchInputs(rctx, e, seen, reload)
+		err := run(rctx, e, reload)
 		cause := context.Cause(rctx)
 		cancel(nil)
 		var r errReload

@@ -34,12 +34,16 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.inputs, "inputs", "inputs", "directory holding one snapshot per member, <member>.yaml")
 }
 
-// load reads and validates the config and every member's snapshot. A
+// load reads and validates the config and every member's snapshot, the
+// members the committed status/inventory.yaml records among them. A
 // snapshot's creationTimestamps are judged against this machine's clock,
 // read here: parsing and rendering read none.
-func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error) {
+func (f *sourceFlags) load(committed *layout.Committed) (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error) {
 	cfg, err := v1alpha1.LoadFile(f.config)
 	if err != nil {
+		return nil, nil, err
+	}
+	if cfg, err = layout.WithInventory(cfg, committed.Inventory, layout.InventoryFile); err != nil {
 		return nil, nil, err
 	}
 	snaps, err := snapshot.LoadDir(f.inputs, cfg.MemberNames(), time.Now())
@@ -50,17 +54,18 @@ func (f *sourceFlags) load() (*v1alpha1.ClusterSet, []*snapshot.Snapshot, error)
 }
 
 // render loads and renders on top of what the rendered repository under
-// repo holds (readCommitted: the gateway port allocations to keep and the
-// imports review mode holds back), which it returns too, with the snapshot
-// files' warnings (snapshotWarnings). Bad input is exit code 2.
+// repo holds (readCommitted: the gateway port allocations to keep, the
+// imports review mode holds back, the inventory's members), which it
+// returns too, with the snapshot files' warnings (snapshotWarnings). Bad
+// input is exit code 2.
 func (f *sourceFlags) render(repo string) (*v1alpha1.ClusterSet, *render.Output, *layout.Committed, []render.Problem, error) {
-	cfg, snaps, err := f.load()
-	if err != nil {
-		return nil, nil, nil, nil, &exitError{2, err}
-	}
 	committed, err := readCommitted(repo)
 	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	cfg, snaps, err := f.load(committed)
+	if err != nil {
+		return nil, nil, nil, nil, &exitError{2, err}
 	}
 	snapshot.DropStale(snaps, committed.Health)
 	result, err := render.RenderWith(cfg, snaps, render.Options{Committed: committed.Report.Allocations(), Held: committed.Review.Held(),

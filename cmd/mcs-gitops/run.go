@@ -86,10 +86,16 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 
 			lead := func(ctx context.Context) error {
 				return f.runReloading(ctx, e, func(ctx context.Context) (*env, error) { return f.connect(ctx, cmd) },
-					func(ctx context.Context, e *env) error {
+					func(ctx context.Context, e *env, reload func(string)) error {
 						repo, err := f.openRepo(ctx, e)
 						if err != nil {
 							return err
+						}
+						if err := e.joinCommittedInventory(ctx, repo); err != nil {
+							return err
+						}
+						if e.inventory != nil {
+							go e.watchInventory(ctx, reload)
 						}
 						loop := e.loop(repo, m)
 						loop.Fence = f.fence

@@ -116,6 +116,9 @@ type env struct {
 	mgmt        client.Client
 	members     *clusters.Set
 	apply       reconcile.ApplyMode
+	// inventory is set with spec.inventory: joinInventory adds its
+	// members to cfg and members.
+	inventory *inventoryState
 }
 
 // connect loads the config and builds the member clients. Any failure
@@ -189,6 +192,12 @@ func (f *loopFlags) connectMembers(ctx context.Context, cmd *cobra.Command) (*en
 	opts := clusters.ConnectOptions{BaseDir: filepath.Dir(f.config), Log: log}
 	if e.mgmt != nil {
 		opts.Management = e.mgmt
+	}
+	if cfg.Spec.Inventory != nil {
+		if e.inventory, err = f.readInventory(ctx, e); err != nil {
+			return nil, &exitError{2, err}
+		}
+		opts.ClusterProfile = e.inventory.access(e)
 	}
 	e.members = clusters.Connect(ctx, cfg, opts)
 	return e, nil
@@ -296,6 +305,9 @@ func (f *loopFlags) openLoop(cmd *cobra.Command, m *reconcile.Metrics) (*env, *r
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := e.joinCommittedInventory(cmd.Context(), repo); err != nil {
+		return nil, nil, err
+	}
 	loop := e.loop(repo, m)
 	if err := f.keepLineage(e, loop); err != nil {
 		return nil, nil, err
@@ -339,5 +351,9 @@ const eventsFlush = 5 * time.Second
 // whoever runs it calls CloseEvents.
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
 	m.WatchVerification(repo)
-	return &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply, Events: true}
+	loop := &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply, Events: true}
+	if e.inventory != nil {
+		loop.Inventory = e.inventory.file
+	}
+	return loop
 }

@@ -44,6 +44,9 @@ changed).`,
 			if err != nil {
 				return err
 			}
+			if err := e.joinInventory(ctx, nil); err != nil {
+				return err
+			}
 			results := e.members.Collect(ctx, e.cfg.Spec.Sync.Timings().MemberTimeout)
 			files := map[string][]byte{}
 			var roots, failed []string
@@ -63,6 +66,11 @@ changed).`,
 				maps.Copy(files, parts)
 				// The one file of before the split goes, as in a commit.
 				roots = append(roots, layout.InputFile(r.Member), strings.TrimSuffix(layout.InputDir(r.Member), "/"))
+			}
+			if e.inventory != nil {
+				// render reads the inventory's members from it.
+				files[layout.InventoryFile] = e.inventory.file
+				roots = append(roots, layout.InventoryFile)
 			}
 			changes, err := gitsync.WriteTree(out, files, roots)
 			if err != nil {

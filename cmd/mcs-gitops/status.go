@@ -68,13 +68,16 @@ is printed); 2 invalid config or flags; 3 the repository could not be read.`,
 			if err != nil {
 				return err
 			}
-			if member != "" && e.members.Member(member) == nil {
-				return &exitError{2, fmt.Errorf("%s is not a member of %s", member, f.config)}
-			}
 			f.readOnly = true
 			repo, err := f.openRepo(ctx, e)
 			if err != nil {
 				return err
+			}
+			if err := e.joinCommittedInventory(ctx, repo); err != nil {
+				return err
+			}
+			if member != "" && e.members.Member(member) == nil {
+				return &exitError{2, fmt.Errorf("%s is not a member of %s", member, f.config)}
 			}
 			opts := fleetstatus.Options{Config: e.cfg, Repo: repo, Members: e.members, Member: member, Service: service}
 			view, err := fleetstatus.Build(ctx, opts)

@@ -27,6 +27,8 @@ type Committed struct {
 	// Rollouts are status/rollouts.yaml: the staged rollouts in
 	// progress, none when the file is absent.
 	Rollouts *rollout.State
+	// Inventory is status/inventory.yaml, nil when absent.
+	Inventory *InventoryRecord
 	// Records are the RecordFiles the commit holds, as committed.
 	Records map[string][]byte
 }
@@ -35,7 +37,7 @@ type Committed struct {
 // members' health, review mode's state), which no render of inputs/ can
 // make: an offline render (render, render --check) carries them over as
 // they are, so a commit of the loop renders to itself.
-var RecordFiles = []string{HealthFile, ReviewFile, RolloutsFile}
+var RecordFiles = []string{HealthFile, ReviewFile, RolloutsFile, InventoryFile}
 
 // CommittedRoots are the paths ReadCommitted needs of a commit.
 var CommittedRoots = []string{InputsDir, StatusDir}
@@ -51,14 +53,14 @@ func CommittedFile(p string) bool {
 	if _, _, ok := serviceStatus(p); ok {
 		return true
 	}
-	return p == HealthFile || p == ReviewFile || p == GatewaysFile || p == RolloutsFile
+	return p == HealthFile || p == ReviewFile || p == GatewaysFile || p == RolloutsFile || p == InventoryFile
 }
 
 // KeptFiles are the committed files a render keeps something from: the
 // gateway port allocations, the imports review mode holds and the
 // rollouts in progress. Every other committed file only describes the
 // last render.
-var KeptFiles = []string{GatewaysFile, ReviewFile, RolloutsFile}
+var KeptFiles = []string{GatewaysFile, ReviewFile, RolloutsFile, InventoryFile}
 
 // ReadCommitted reads a commit's files (keys relative to the repository
 // sub-path; at least those under CommittedRoots) back. Nil files, as of
@@ -163,6 +165,9 @@ func readCommitted(files, inputs map[string][]byte, report *render.Report) (*Com
 	}
 	if c.Rollouts, err = rollout.Parse(files[RolloutsFile]); err != nil {
 		return nil, fmt.Errorf("%s: %w", RolloutsFile, err)
+	}
+	if c.Inventory, err = ParseInventory(files[InventoryFile]); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

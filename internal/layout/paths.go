@@ -19,6 +19,7 @@ import (
 //	status/members.yaml              each member's reachability
 //	status/review.yaml               review mode: held imports, proposals, rejections
 //	status/rollouts.yaml             staged rollouts in progress (spec.rollout)
+//	status/inventory.yaml            the members the cluster inventory gives (spec.inventory)
 //	status/SUMMARY.md                the report for a person
 const (
 	ConfigFile  = "clusterset.yaml"
@@ -36,6 +37,8 @@ const (
 	// RolloutsFile is written only while a staged rollout is in
 	// progress; a person may set a rollout's request in it.
 	RolloutsFile = StatusDir + "/rollouts.yaml"
+	// InventoryFile is written only with spec.inventory.
+	InventoryFile = StatusDir + "/inventory.yaml"
 )
 
 // RenderRoots are what `render` owns under --out: anything in them it did

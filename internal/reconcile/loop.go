@@ -35,6 +35,10 @@ type Loop struct {
 	// ConfigBytes is clusterset.yaml as the user wrote it, committed
 	// verbatim. Loading already refused any inline credential.
 	ConfigBytes []byte
+	// Inventory is status/inventory.yaml, the members spec.inventory
+	// gave when Config was put together (layout.FormatInventory); nil
+	// without an inventory. Config holds those members already.
+	Inventory []byte
 	Members     *clusters.Set
 	// Source is what a cycle reads the members through; nil reads
 	// Members. The offline script tests give snapshots from files here.

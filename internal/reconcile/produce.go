@@ -257,7 +257,7 @@ func (l *Loop) treeChanges(t *tree, moved map[string]bool) []string {
 	if rendered == nil || l.lastTree == nil {
 		return nil
 	}
-	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile, layout.RolloutsFile)
+	out := append(slices.Clone(rendered), layout.ConfigFile, layout.HealthFile, layout.ReviewFile, layout.RolloutsFile, layout.InventoryFile)
 	for m := range moved {
 		out = slices.AppendSeq(out, maps.Keys(l.lastParts[m]))
 		out = slices.AppendSeq(out, maps.Keys(t.parts[m]))
@@ -329,6 +329,9 @@ func (l *Loop) treeOf(rs *resolved, snaps []*snapshot.Snapshot, rendered map[str
 		joined[s.Member], partsOf[s.Member] = b, parts
 	}
 	files[layout.HealthFile] = rs.health
+	if l.Inventory != nil {
+		files[layout.InventoryFile] = l.Inventory
+	}
 	if st != nil {
 		b, err := layout.FormatReviewState(st)
 		if err != nil {

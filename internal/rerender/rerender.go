@@ -53,7 +53,14 @@ func Load(files map[string][]byte, name func(path string) string, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	w := &World{Name: name, Config: cfg}
+	committed, err := layout.ReadCommitted(files)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name(layout.StatusDir), err)
+	}
+	if cfg, err = layout.WithInventory(cfg, committed.Inventory, name(layout.InventoryFile)); err != nil {
+		return nil, err
+	}
+	w := &World{Name: name, Config: cfg, Committed: committed}
 	sources := layout.InputSources(files, name(""))
 	var errs []error
 	members := map[string]bool{}
@@ -83,9 +90,6 @@ func Load(files map[string][]byte, name func(path string) string, now time.Time)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
-	}
-	if w.Committed, err = layout.ReadCommitted(files); err != nil {
-		return nil, fmt.Errorf("%s: %w", name(layout.StatusDir), err)
 	}
 	return w, nil
 }

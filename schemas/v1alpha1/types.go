@@ -31,8 +31,12 @@ type Metadata struct {
 
 // ClusterSetSpec is the body of a ClusterSet.
 type ClusterSetSpec struct {
-	// Members are the clusters of the ClusterSet. Each exports and imports services.
-	Members []Member `json:"members" schema:"minItems=1"`
+	// Members are the clusters of the ClusterSet. Each exports and imports
+	// services. At least one is required unless inventory is set.
+	Members []Member `json:"members,omitempty"`
+	// Inventory adds the clusters of a cluster inventory (ClusterProfiles)
+	// to the members.
+	Inventory *InventorySource `json:"inventory,omitempty"`
 	// Render tunes what the renderer emits.
 	Render RenderOptions `json:"render,omitempty"`
 	// Git is the repository the live loop commits the rendered tree to.
@@ -100,7 +104,7 @@ type Member struct {
 }
 
 // KubeconfigRef points at a member's credentials without containing them.
-// Exactly one of path, secretRef or inCluster may be set.
+// At most one of path, secretRef, inCluster or clusterProfile may be set.
 type KubeconfigRef struct {
 	// Path of a kubeconfig file on the machine running mcs-gitops.
 	Path string `json:"path,omitempty"`
@@ -111,6 +115,10 @@ type KubeconfigRef struct {
 	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
 	// InCluster uses the service account mcs-gitops runs as.
 	InCluster bool `json:"inCluster,omitempty"`
+	// ClusterProfile gets the credentials the way inventory members do:
+	// through an access provider of that ClusterProfile and
+	// spec.inventory.providerFile.
+	ClusterProfile *ClusterProfileRef `json:"clusterProfile,omitempty"`
 }
 
 // SecretKeyRef names one key of a Secret.
@@ -242,6 +250,9 @@ func (c *ClusterSet) Default() {
 		if cs != nil && cs.SecretRef != nil && cs.SecretRef.Key == "" {
 			cs.SecretRef.Key = "value"
 		}
+	}
+	if inv := c.Spec.Inventory; inv != nil && inv.Group == "" {
+		inv.Group = "default"
 	}
 	if c.Spec.Render.ServiceImportAPIVersion == "" {
 		c.Spec.Render.ServiceImportAPIVersion = ServiceImportV1Alpha1

@@ -40,9 +40,10 @@ func (c *ClusterSet) validate() ErrorList {
 	} else {
 		dnsLabel("metadata.name", c.Metadata.Name)
 	}
-	if len(c.Spec.Members) == 0 {
-		add("spec.members", "at least one member is required")
+	if len(c.Spec.Members) == 0 && c.Spec.Inventory == nil {
+		add("spec.members", "at least one member is required (or spec.inventory)")
 	}
+	errs = append(errs, c.Spec.Inventory.validate("spec.inventory")...)
 	names := map[string]int{}
 	ids := map[string]int{}
 	for i, m := range c.Spec.Members {
@@ -84,6 +85,9 @@ func (c *ClusterSet) validate() ErrorList {
 			add(p+".mode", "unsupported data-path mode %q (supported: %s, %s)", m.Mode, ModeFlat, ModeGateway)
 		}
 		errs = append(errs, m.Kubeconfig.validate(p+".kubeconfig")...)
+		if m.Kubeconfig.ClusterProfile != nil && c.Spec.Inventory == nil {
+			add(p+".kubeconfig.clusterProfile", "needs spec.inventory.providerFile, the access provider file")
+		}
 		errs = append(errs, labelsProblems(p+".labels", m.Labels)...)
 		for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
 			if strings.HasPrefix(k, reservedLabelPrefix) {
@@ -136,8 +140,9 @@ func (c *ClusterSet) validate() ErrorList {
 	errs = append(errs, c.Spec.Git.validate("spec.git")...)
 	errs = append(errs, c.Spec.Sync.validate("spec.sync")...)
 	errs = append(errs, c.Spec.Review.validate("spec.review", c.Spec.Git)...)
-	errs = append(errs, c.Spec.Reach.validate("spec.reach", c.Spec.Members)...)
-	errs = append(errs, c.Spec.Rollout.validate("spec.rollout", c.Spec.Members)...)
+	known := c.knownMember
+	errs = append(errs, c.Spec.Reach.validate("spec.reach", known)...)
+	errs = append(errs, c.Spec.Rollout.validate("spec.rollout", known)...)
 	return errs
 }
 
@@ -147,13 +152,29 @@ func (k KubeconfigRef) validate(p string) ErrorList {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	set := 0
-	for _, b := range []bool{k.Path != "", k.SecretRef != nil, k.InCluster} {
+	for _, b := range []bool{k.Path != "", k.SecretRef != nil, k.InCluster, k.ClusterProfile != nil} {
 		if b {
 			set++
 		}
 	}
 	if set > 1 {
-		add(p, "set only one of path, secretRef and inCluster")
+		add(p, "set only one of path, secretRef, inCluster and clusterProfile")
+	}
+	if r := k.ClusterProfile; r != nil {
+		if r.Namespace == "" {
+			add(p+".clusterProfile.namespace", "required")
+		} else {
+			for _, m := range validation.IsDNS1123Label(r.Namespace) {
+				add(p+".clusterProfile.namespace", "%q is not a valid namespace: %s", r.Namespace, m)
+			}
+		}
+		if r.Name == "" {
+			add(p+".clusterProfile.name", "required")
+		} else {
+			for _, m := range validation.IsDNS1123Subdomain(r.Name) {
+				add(p+".clusterProfile.name", "%q is not a valid object name: %s", r.Name, m)
+			}
+		}
 	}
 	if strings.ContainsAny(k.Path, "\n\r") {
 		add(p+".path", "%s", credentialAdvice)
@@ -181,4 +202,40 @@ func (k KubeconfigRef) validate(p string) ErrorList {
 		}
 	}
 	return errs
+}
+
+// knownMember says whether a name may be a member's: a hand-written
+// one's, or, with an inventory, any valid name (the inventory's members
+// are known only when it is read).
+func (c *ClusterSet) knownMember(name string) bool {
+	return c.Spec.Inventory != nil && len(validation.IsDNS1123Label(name)) == 0 ||
+		slices.ContainsFunc(c.Spec.Members, func(m Member) bool { return m.Name == name })
+}
+
+func (inv *InventorySource) validate(p string) ErrorList {
+	if inv == nil {
+		return nil
+	}
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if inv.Namespace == "" {
+		add(p+".namespace", "required: the namespace of the ClusterProfiles")
+	} else {
+		for _, m := range validation.IsDNS1123Label(inv.Namespace) {
+			add(p+".namespace", "%q is not a valid namespace: %s", inv.Namespace, m)
+		}
+	}
+	if inv.ProviderFile == "" {
+		add(p+".providerFile", "required: the access provider file that maps each profile's access providers to exec plugins")
+	} else if strings.ContainsAny(inv.ProviderFile, "\n\r") {
+		add(p+".providerFile", "%s", credentialAdvice)
+	}
+	if inv.Group != "" {
+		for _, m := range validation.IsDNS1123Label(inv.Group) {
+			add(p+".group", "%q is not a valid DNS label: %s", inv.Group, m)
+		}
+	}
+	return append(errs, labelsProblems(p+".matchLabels", inv.MatchLabels)...)
 }

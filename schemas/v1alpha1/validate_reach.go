@@ -4,7 +4,6 @@ package v1alpha1
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -14,7 +13,7 @@ import (
 // validate checks spec.reach (p) against the members: every name a
 // selector gives must be a member's, every label a valid one, each
 // namespace and service listed once.
-func (r ReachPolicy) validate(p string, members []Member) ErrorList {
+func (r ReachPolicy) validate(p string, known func(string) bool) ErrorList {
 	var errs ErrorList
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
@@ -25,7 +24,7 @@ func (r ReachPolicy) validate(p string, members []Member) ErrorList {
 		add(p+".unlisted", "must be %s or %s, got %q", ReachShared, ReachNone, r.Unlisted)
 	}
 	selector := func(field string, s MemberSelector) {
-		errs = append(errs, selectorProblems(field, s, members)...)
+		errs = append(errs, selectorProblems(field, s, known)...)
 	}
 	seen := map[string]int{}
 	for i, ns := range r.Namespaces {
@@ -85,10 +84,10 @@ func labelsProblems(field string, labels map[string]string) ErrorList {
 
 // selectorProblems checks a member selector (field names it): every name a
 // member's, every label valid.
-func selectorProblems(field string, s MemberSelector, members []Member) ErrorList {
+func selectorProblems(field string, s MemberSelector, known func(string) bool) ErrorList {
 	var errs ErrorList
 	for i, n := range s.Names {
-		if !slices.ContainsFunc(members, func(m Member) bool { return m.Name == n }) {
+		if !known(n) {
 			errs = append(errs, &FieldError{Field: fmt.Sprintf("%s.names[%d]", field, i), Msg: fmt.Sprintf("%q is not a member of the ClusterSet", n)})
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // validate checks spec.rollout (p) against the members.
-func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
+func (r RolloutPolicy) validate(p string, known func(string) bool) ErrorList {
 	var errs ErrorList
 	add := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
@@ -27,7 +27,7 @@ func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
 	}
 	if r.DNS != nil {
 		for _, m := range slices.Sorted(maps.Keys(r.DNS.Servers)) {
-			if !slices.ContainsFunc(members, func(x Member) bool { return x.Name == m }) {
+			if !known(m) {
 				add(p+".dns.servers."+m, "%q is not a member", m)
 			} else if _, _, err := net.SplitHostPort(r.DNS.Servers[m]); err != nil {
 				add(p+".dns.servers."+m, "must be host:port, got %q", r.DNS.Servers[m])
@@ -44,7 +44,7 @@ func (r RolloutPolicy) validate(p string, members []Member) ErrorList {
 		} else {
 			names[w.Name] = i
 		}
-		errs = append(errs, selectorProblems(wp+".members", w.Members, members)...)
+		errs = append(errs, selectorProblems(wp+".members", w.Members, known)...)
 		if _, err := w.Soak.Get(0); err != nil {
 			add(wp+".soak", "%v", err)
 		}

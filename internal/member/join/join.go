@@ -62,6 +62,16 @@ type Options struct {
 	// DefaultCRDDeleteTimeout.
 	CRDDeleteTimeout time.Duration
 
+	// ClusterProfile also registers the member in the cluster inventory
+	// of the management cluster: a ClusterProfile in ProfileNamespace
+	// (default Namespace) managed by ClusterManager, whose access
+	// provider reads the token Secret join writes beside the kubeconfig
+	// Secret. ClusterID, when set, is its cluster.clusterset.k8s.io
+	// property.
+	ClusterProfile   bool
+	ProfileNamespace string
+	ClusterID        string
+
 	// DryRun changes nothing: every write is a server-side dry run.
 	DryRun bool
 	// Out receives one line per object and the Corefile diff.
@@ -161,6 +171,11 @@ func Join(ctx context.Context, o Options) (*Result, error) {
 		if err := m.grantSecret(ctx, o.Management, o.Namespace, o.Member, true); err != nil {
 			return nil, err
 		}
+		if o.ClusterProfile {
+			if err := m.registerProfile(ctx, o.Management, o, res.Kubeconfig); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return res, nil
 }
@@ -219,6 +234,12 @@ func (o *Options) defaults() error {
 	}
 	if o.Namespace == "" {
 		o.Namespace = "mcs-gitops"
+	}
+	if o.ProfileNamespace == "" {
+		o.ProfileNamespace = o.Namespace
+	}
+	if o.ClusterProfile && o.Management == nil {
+		errs = append(errs, errors.New("registering a ClusterProfile needs the management cluster"))
 	}
 	if o.Zone == "" {
 		o.Zone = "clusterset.local"

@@ -72,12 +72,17 @@ func (r *reporter) writeSecret(ctx context.Context, mgmt client.Client, ns, memb
 // read exactly the Secrets of its members. A Role without such a rule (or
 // absent) is reported and left alone: it is not join's to create.
 func (r *reporter) grantSecret(ctx context.Context, mgmt client.Client, ns, member string, add bool) error {
-	what := fmt.Sprintf("Role %s/%s (Secret %s)", ns, ManagementRole, SecretName(member))
+	return r.grantSecretNamed(ctx, mgmt, ns, SecretName(member), add)
+}
+
+// grantSecretNamed is grantSecret for the Secret called secret.
+func (r *reporter) grantSecretNamed(ctx context.Context, mgmt client.Client, ns, secret string, add bool) error {
+	what := fmt.Sprintf("Role %s/%s (Secret %s)", ns, ManagementRole, secret)
 	var role rbacv1.Role
 	err := mgmt.Get(ctx, client.ObjectKey{Namespace: ns, Name: ManagementRole}, &role)
 	if apierrors.IsNotFound(err) {
 		fmt.Fprintf(r.out, "%s: Role %s/%s not found: mcs-gitops must be allowed to get and watch Secret %s (deploy/base/rbac.yaml)\n",
-			r.where, ns, ManagementRole, SecretName(member))
+			r.where, ns, ManagementRole, secret)
 		return nil
 	}
 	if err != nil {
@@ -89,13 +94,13 @@ func (r *reporter) grantSecret(ctx context.Context, mgmt client.Client, ns, memb
 			continue
 		}
 		found = true
-		has := slices.Contains(rule.ResourceNames, SecretName(member))
+		has := slices.Contains(rule.ResourceNames, secret)
 		switch {
 		case add && !has:
-			role.Rules[i].ResourceNames = append(rule.ResourceNames, SecretName(member))
+			role.Rules[i].ResourceNames = append(rule.ResourceNames, secret)
 			changed = true
 		case !add && has:
-			role.Rules[i].ResourceNames = slices.DeleteFunc(rule.ResourceNames, func(n string) bool { return n == SecretName(member) })
+			role.Rules[i].ResourceNames = slices.DeleteFunc(rule.ResourceNames, func(n string) bool { return n == secret })
 			changed = true
 		}
 	}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/mcs-gitops/mcs-gitops/clusters"
+	"github.com/mcs-gitops/mcs-gitops/gitsync"
+	"github.com/mcs-gitops/mcs-gitops/internal/inventory"
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// inventoryState is what connect read of the cluster inventory: the
+// provider file and the profiles listed, or why they could not be.
+type inventoryState struct {
+	providers *inventory.ProviderFile
+	profiles  []*inventory.Profile
+	listErr   error
+	// record is the membership joinInventory put in force, file its
+	// status/inventory.yaml.
+	record *layout.InventoryRecord
+	file   []byte
+}
+
+// lastAccess keeps, for the life of the process, the config last built
+// for each ClusterProfile (namespace/name). A member whose profile is no
+// longer listed while the inventory is held (it lists nothing) is read
+// with it: across a reload, the members keep being read instead of
+// turning into outages.
+var lastAccess = struct {
+	sync.Mutex
+	byRef map[string]*rest.Config
+}{byRef: map[string]*rest.Config{}}
+
+// usesProfiles says whether the config takes members or credentials
+// from ClusterProfiles.
+func usesProfiles(cfg *v1alpha1.ClusterSet) bool {
+	if cfg.Spec.Inventory != nil {
+		return true
+	}
+	for _, m := range cfg.Spec.Members {
+		if m.Kubeconfig.ClusterProfile != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readInventory loads the provider file and lists the profiles. A
+// provider file that does not load is bad input; a list that fails is
+// kept as listErr, for joinInventory to weigh against what is committed.
+func (f *loopFlags) readInventory(ctx context.Context, e *env) (*inventoryState, error) {
+	src := e.cfg.Spec.Inventory
+	p := src.ProviderFile
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(f.config), p)
+	}
+	providers, err := inventory.LoadProviders(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: spec.inventory.providerFile: %w", f.config, err)
+	}
+	st := &inventoryState{providers: providers}
+	st.profiles, st.listErr = inventory.List(ctx, e.mgmt, src)
+	return st, nil
+}
+
+// access builds the config of a member whose credentials come through
+// the ClusterProfile ref: a listed profile, else one read by name (a
+// hand-written member's), else, while the inventory is held, the config
+// last built for it.
+func (st *inventoryState) access(e *env) func(context.Context, v1alpha1.ClusterProfileRef) (*rest.Config, error) {
+	return func(ctx context.Context, ref v1alpha1.ClusterProfileRef) (*rest.Config, error) {
+		key := ref.Namespace + "/" + ref.Name
+		var p *inventory.Profile
+		for _, l := range st.profiles {
+			if l.Ref() == key {
+				p = l
+			}
+		}
+		if p == nil {
+			var err error
+			if p, err = inventory.Get(ctx, e.mgmt, ref); err != nil {
+				lastAccess.Lock()
+				cfg, ok := lastAccess.byRef[key]
+				lastAccess.Unlock()
+				if ok {
+					return rest.CopyConfig(cfg), nil
+				}
+				return nil, err
+			}
+		}
+		if bad, msg := p.Unhealthy(); bad {
+			return nil, &clusters.NotHealthyError{Profile: key, Message: msg}
+		}
+		cfg, err := st.providers.Config(p)
+		if err != nil {
+			return nil, err
+		}
+		lastAccess.Lock()
+		lastAccess.byRef[key] = rest.CopyConfig(cfg)
+		lastAccess.Unlock()
+		return cfg, nil
+	}
+}
+
+// joinInventory puts the inventory's members in force: the membership
+// the listed profiles give, recorded for status/inventory.yaml, added to
+// e's config and connected. committed is the membership the rendered
+// repository's HEAD records (nil: none, or not known). An inventory that
+// could not be listed, or lists no profile at all while committed has
+// members, is held: the committed members stay, as members that could not
+// be read would (their last snapshots stand in, staleAfter applies), and
+// nothing is withdrawn because a namespace was emptied or a list failed.
+func (e *env) joinInventory(ctx context.Context, committed *layout.InventoryRecord) error {
+	st := e.inventory
+	if st == nil || e.cfg.Spec.Inventory == nil {
+		return nil
+	}
+	src := e.cfg.Spec.Inventory
+	hasCommitted := committed != nil && len(committed.Members) > 0
+	switch {
+	case st.listErr != nil && !hasCommitted:
+		return &exitError{3, st.listErr}
+	case st.listErr != nil:
+		st.record = held(committed, "the inventory could not be listed; the members committed stay until it can be (the error is in the log)")
+		e.log.Error("inventory not listed; keeping the members committed", "members", len(committed.Members), "err", st.listErr)
+	case len(st.profiles) == 0 && hasCommitted:
+		st.record = held(committed, fmt.Sprintf("the inventory lists no ClusterProfile where the last commit had %d members; they stay, read with the credentials last built, until a profile is listed again or spec.inventory is removed", len(committed.Members)))
+		e.log.Warn("inventory lists no ClusterProfiles; holding the members committed", "namespace", src.Namespace, "members", len(committed.Members))
+	default:
+		st.record = inventory.Membership(src, st.profiles, configured(e.cfg, nil))
+		for _, r := range st.record.Refused {
+			e.log.Warn("ClusterProfile is not a member", "profile", r.Profile, "reason", r.Reason)
+		}
+	}
+	var err error
+	if st.file, err = layout.FormatInventory(st.record); err != nil {
+		return err
+	}
+	cfg, err := layout.WithInventory(e.cfg, st.record, "the inventory's members")
+	if err != nil {
+		return &exitError{2, err}
+	}
+	extra := *cfg
+	extra.Spec.Members = cfg.Spec.Members[len(e.cfg.Spec.Members):]
+	added := clusters.Connect(ctx, &extra, clusters.ConnectOptions{Management: e.mgmt, Log: e.log, ClusterProfile: st.access(e)})
+	all, err := clusters.Concat(e.members, added)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	for _, m := range added.Members() {
+		if m.Err != nil {
+			e.log.Warn("inventory member has no client", "member", m.Name, "err", m.Err)
+		}
+	}
+	e.cfg, e.members = cfg, all
+	return nil
+}
+
+// held is the committed membership, marked held with why.
+func held(committed *layout.InventoryRecord, why string) *layout.InventoryRecord {
+	r := *committed
+	r.Held = why
+	return &r
+}
+
+// committedInventory is the membership HEAD of repo records; nil when
+// there is none.
+func committedInventory(repo *gitsync.Repo) (*layout.InventoryRecord, error) {
+	head, err := repo.Head()
+	if err != nil {
+		return nil, &exitError{3, err}
+	}
+	files, err := repo.Files(head, layout.InventoryFile)
+	if err != nil {
+		return nil, &exitError{3, fmt.Errorf("read %s: %w", layout.InventoryFile, err)}
+	}
+	r, err := layout.ParseInventory(files[layout.InventoryFile])
+	if err != nil {
+		return nil, &exitError{2, errors.New("HEAD's " + err.Error())}
+	}
+	return r, nil
+}
+
+// joinCommittedInventory is joinInventory against what repo's HEAD
+// records.
+func (e *env) joinCommittedInventory(ctx context.Context, repo *gitsync.Repo) error {
+	if e.inventory == nil {
+		return nil
+	}
+	rec, err := committedInventory(repo)
+	if err != nil {
+		return err
+	}
+	return e.joinInventory(ctx, rec)
+}
+
+// inventoryPoll is how often run lists the ClusterProfiles to see
+// whether the membership, a member's health or its access changed.
+var inventoryPoll = 5 * time.Second
+
+// fingerprint is what of profiles, as members, decides what joinInventory
+// does: the membership, each member's health verdict and its access
+// providers. A cluster manager's heartbeat (a property's
+// lastObservedTime) is not in it, so it reloads nothing.
+func fingerprint(src *v1alpha1.InventorySource, profiles []*inventory.Profile, configured map[string]string) string {
+	h := sha256.New()
+	b, _ := layout.FormatInventory(inventory.Membership(src, profiles, configured))
+	h.Write(b)
+	ps := slices.Clone(profiles)
+	slices.SortFunc(ps, func(a, b *inventory.Profile) int { return strings.Compare(a.Ref(), b.Ref()) })
+	for _, p := range ps {
+		bad, msg := p.Unhealthy()
+		acc, _ := json.Marshal(p.Providers())
+		fmt.Fprintf(h, "\x00%s\x00%t\x00%s\x00%s", p.Ref(), bad, msg, acc)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// configured maps each hand-written member to its cluster ID (its name
+// when it has none), for inventory.Membership.
+func configured(cfg *v1alpha1.ClusterSet, inventoryMembers *layout.InventoryRecord) map[string]string {
+	from := map[string]bool{}
+	if inventoryMembers != nil {
+		for _, m := range inventoryMembers.Members {
+			from[m.Name] = true
+		}
+	}
+	out := map[string]string{}
+	for _, m := range cfg.Spec.Members {
+		if from[m.Name] {
+			continue
+		}
+		id := m.ClusterID
+		if id == "" {
+			id = m.Name
+		}
+		out[m.Name] = id
+	}
+	return out
+}
+
+// watchInventory calls reload once when the profiles listed would give
+// another membership, health or access than those in force, and returns
+// when ctx ends. A list that fails, or that is empty while members are in
+// force, reloads nothing: the members in force stay (joinInventory's
+// guard), and it is logged once.
+func (e *env) watchInventory(ctx context.Context, reload func(why string)) {
+	st := e.inventory
+	src := e.cfg.Spec.Inventory
+	conf := configured(e.cfg, st.record)
+	seen := fingerprint(src, st.profiles, conf)
+	t := time.NewTicker(inventoryPoll)
+	defer t.Stop()
+	warned := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		profiles, err := inventory.List(ctx, e.mgmt, src)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if warned != err.Error() {
+				e.log.Error("inventory not listed; the members in force stay", "err", err)
+				warned = err.Error()
+			}
+			continue
+		case len(profiles) == 0 && len(st.record.Members) > 0:
+			if warned != "empty" {
+				e.log.Warn("inventory lists no ClusterProfiles; holding the members in force", "namespace", src.Namespace, "members", len(st.record.Members))
+				warned = "empty"
+			}
+			continue
+		}
+		warned = ""
+		if fingerprint(src, profiles, conf) != seen {
+			reload("the cluster inventory changed (ClusterProfiles in namespace " + src.Namespace + ")")
+			return
+		}
+	}
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package inventory
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
+)
+
+// reservedLabelPrefix is the prefix of mcs-gitops's own member labels,
+// which a profile's labels may not set (clusterset.yaml refuses them too).
+const reservedLabelPrefix = "mcs-gitops.io/"
+
+// Membership is the record of the members profiles give, in name order.
+// A profile whose name is a hand-written member's (configured maps each
+// hand-written member to its cluster ID, or its name when it has none)
+// is left to that member; one that cannot be a member (its name is no
+// DNS label, its cluster ID is not one or is taken) is refused with the
+// reason, so the record says why a cluster is missing.
+func Membership(src *v1alpha1.InventorySource, profiles []*Profile, configured map[string]string) *layout.InventoryRecord {
+	r := &layout.InventoryRecord{Namespace: src.Namespace, MatchLabels: src.MatchLabels}
+	ids := map[string]string{}
+	for name, id := range configured {
+		ids[id] = "hand-written member " + name
+	}
+	ps := slices.Clone(profiles)
+	slices.SortFunc(ps, func(a, b *Profile) int { return strings.Compare(a.Name, b.Name) })
+	refuse := func(p *Profile, format string, args ...any) {
+		r.Refused = append(r.Refused, layout.InventoryRefusal{Profile: p.Ref(), Reason: fmt.Sprintf(format, args...)})
+	}
+	for _, p := range ps {
+		if _, ok := configured[p.Name]; ok {
+			refuse(p, "a member of this name is written in clusterset.yaml; that one is used")
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(p.Name); len(msgs) > 0 {
+			refuse(p, "its name is not a DNS label, which member names must be: %s", strings.Join(msgs, "; "))
+			continue
+		}
+		id, hasID := p.Property(PropertyClusterID)
+		if hasID {
+			if msgs := validation.IsDNS1123Label(id); len(msgs) > 0 {
+				refuse(p, "its %s property %q is not a DNS label: %s", PropertyClusterID, id, strings.Join(msgs, "; "))
+				continue
+			}
+		} else {
+			id = p.Name
+		}
+		if other, taken := ids[id]; taken {
+			refuse(p, "its cluster ID %q is already %s's", id, other)
+			continue
+		}
+		ids[id] = "member " + p.Name
+		m := layout.InventoryMember{Name: p.Name, Profile: p.Ref(), ClusterManager: p.Spec.ClusterManager.Name, Labels: memberLabels(p.Labels)}
+		if hasID {
+			m.ClusterID = id
+		}
+		r.Members = append(r.Members, m)
+	}
+	return r
+}
+
+// memberLabels are a profile's labels but mcs-gitops's own.
+func memberLabels(in map[string]string) map[string]string {
+	var out map[string]string
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		if strings.HasPrefix(k, reservedLabelPrefix) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = in[k]
+	}
+	return out
+}
+
+// Unhealthy says whether the profile's cluster manager reports the
+// control plane unhealthy (ControlPlaneHealthy False), and what it says.
+// No condition, or Unknown, is not a verdict: the member is read and
+// found reachable or not.
+func (p *Profile) Unhealthy() (bool, string) {
+	for _, c := range p.Status.Conditions {
+		if c.Type != ConditionControlPlaneHealthy || c.Status != metav1.ConditionFalse {
+			continue
+		}
+		msg := c.Reason
+		if c.Message != "" {
+			msg += ": " + c.Message
+		}
+		return true, msg
+	}
+	return false, ""
+}
