@@ -43,7 +43,9 @@ applied in the next cycle, started at once.
 It follows its inputs without a restart: when the config file changes (a
 mounted ConfigMap updated, a member added) or a Secret it reads credentials
 from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token
-rotated), it lets a cycle in progress finish, reads the config again,
+rotated), or when the cluster inventory's ClusterProfiles (spec.inventory,
+listed every 5s) give another membership, health or access, it lets a cycle
+in progress finish, reads the config again,
 reconnects every member and goes on. A config that does not load, or names
 a member kubeconfig file that is missing, does not parse or lacks its
 context, is logged and the running one kept; at start it exits 2.

@@ -39,7 +39,7 @@ type Loop struct {
 	// gave when Config was put together (layout.FormatInventory); nil
 	// without an inventory. Config holds those members already.
 	Inventory []byte
-	Members     *clusters.Set
+	Members   *clusters.Set
 	// Source is what a cycle reads the members through; nil reads
 	// Members. The offline script tests give snapshots from files here.
 	Source Source

@@ -107,7 +107,7 @@ func NewMetrics() *Metrics {
 		}, []string{"member"}),
 		MemberUnreachableReason: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mcs_gitops_member_unreachable_reason",
-			Help: "Why the member's last read failed: one series per reason class (Unreachable, Timeout, Unauthorized, Forbidden, CRDMissing, Config), 1 for the class of the last failed read, all 0 when it succeeded.",
+			Help: "Why the member's last read failed: one series per reason class (Unreachable, Timeout, Unauthorized, Forbidden, CRDMissing, Config, NotHealthy), 1 for the class of the last failed read, all 0 when it succeeded.",
 		}, []string{"member", "reason"}),
 		MemberReadDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcs_gitops_member_read_duration_seconds",

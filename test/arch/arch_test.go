@@ -67,6 +67,8 @@ var rules = []struct {
 	{"internal/rerender", "k8s.io/client-go/...", "rerender talks to no cluster"},
 	{"internal/rollout", module + "/gitsync", "the plan commits nothing"},
 	{"internal/rollout", "k8s.io/client-go/...", "the plan reads no member"},
+	{"internal/inventory", module + "/internal/reconcile", "the inventory gives members; it does not run the loop"},
+	{"internal/inventory", module + "/clusters", "the inventory builds configs; clusters connects them"},
 	{"internal/credential", module + "/...", "the exec credential plugin stands alone: one request, one Secret, one answer"},
 }
 
