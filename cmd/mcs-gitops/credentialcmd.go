@@ -52,8 +52,10 @@ name the Secret:
 and the provider file must set "provideClusterInfo": true, or client-go
 sends no spec.cluster at all.
 
-The command reads key "token" (--key) of the Secret <namespace>/<clusterName>
-and prints an ExecCredential of the request's apiVersion with that token in
+The command reads key "token" (--key) of the Secret <namespace>/<clusterName>,
+which must be labelled ` + credential.MemberLabel + `=<clusterName> (member join
+--cluster-profile labels it) unless --any-secret: the profile names the
+Secret, and the label keeps a profile from naming another one, and prints an ExecCredential of the request's apiVersion with that token in
 status.token, without surrounding whitespace. It sets no expiration: the
 Secret does not say when the token expires, and client-go runs the plugin
 again when the member answers 401, so a rotated token is picked up then.
@@ -101,5 +103,6 @@ token; 2 the request, a flag, the namespace or the kubeconfig is wrong.`,
 	fl.StringVar(&o.Key, "key", o.Key, "key of the Secret holding the token")
 	fl.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig to read the Secret with (default: $KUBECONFIG, else the in-cluster config)")
 	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "limit on reading the Secret")
+	fl.BoolVar(&o.AnySecret, "any-secret", false, "read the Secret even without the label "+credential.MemberLabel+"=<clusterName> (one another tool wrote for the secretreader protocol)")
 	return cmd
 }

@@ -79,8 +79,17 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 			if err != nil {
 				return err
 			}
-			if err := e.joinInventory(cmd.Context(), nil); err != nil {
-				return err
+			// The inventory's state goes to stderr, so -o json stays one
+			// document; a list that fails leaves the hand-written members
+			// to check, and exits 1.
+			invErr := e.joinInventory(cmd.Context(), nil)
+			if st := e.inventory; invErr == nil && st != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "inventory: %d member(s) from ClusterProfiles in namespace %s\n", len(st.record.Members), st.record.Namespace)
+				for _, r := range st.record.Refused {
+					fmt.Fprintf(cmd.ErrOrStderr(), "inventory: ClusterProfile %s is not a member: %s\n", r.Profile, r.Reason)
+				}
+			} else if invErr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "inventory: %v\n", invErr)
 			}
 			var unknown []string
 			for _, m := range append(members, slices.Sorted(maps.Keys(servers))...) {
@@ -102,7 +111,7 @@ Exit codes: 0 no check failed (warnings allowed; --strict fails on them too);
 			if err != nil {
 				return &exitError{2, err}
 			}
-			if r.Errors > 0 || strict && r.Warnings > 0 {
+			if r.Errors > 0 || strict && r.Warnings > 0 || invErr != nil {
 				return &exitError{1, errors.New("")}
 			}
 			return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
 	"github.com/mcs-gitops/mcs-gitops/internal/inventory"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/internal/reconcile"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
@@ -31,34 +32,22 @@ type inventoryState struct {
 	profiles  []*inventory.Profile
 	listErr   error
 	// record is the membership joinInventory put in force, file its
-	// status/inventory.yaml.
+	// status/inventory.yaml, held whether it is the committed one held.
 	record *layout.InventoryRecord
 	file   []byte
+	held   bool
 }
 
 // lastAccess keeps, for the life of the process, the config last built
-// for each ClusterProfile (namespace/name). A member whose profile is no
-// longer listed while the inventory is held (it lists nothing) is read
-// with it: across a reload, the members keep being read instead of
+// for each ClusterProfile (namespace/name). A member whose profile is
+// gone while the inventory is held (it lists nothing, or cannot be
+// listed) is read with it when run reloads for another reason (the
+// config or a Secret changed): the members keep being read instead of
 // turning into outages.
 var lastAccess = struct {
 	sync.Mutex
 	byRef map[string]*rest.Config
 }{byRef: map[string]*rest.Config{}}
-
-// usesProfiles says whether the config takes members or credentials
-// from ClusterProfiles.
-func usesProfiles(cfg *v1alpha1.ClusterSet) bool {
-	if cfg.Spec.Inventory != nil {
-		return true
-	}
-	for _, m := range cfg.Spec.Members {
-		if m.Kubeconfig.ClusterProfile != nil {
-			return true
-		}
-	}
-	return false
-}
 
 // readInventory loads the provider file and lists the profiles. A
 // provider file that does not load is bad input; a list that fails is
@@ -127,27 +116,24 @@ func (st *inventoryState) access(e *env) func(context.Context, v1alpha1.ClusterP
 // nothing is withdrawn because a namespace was emptied or a list failed.
 func (e *env) joinInventory(ctx context.Context, committed *layout.InventoryRecord) error {
 	st := e.inventory
-	if st == nil || e.cfg.Spec.Inventory == nil {
-		return nil
+	if st == nil || st.record != nil {
+		return nil // no inventory, or its members are in e already
 	}
 	src := e.cfg.Spec.Inventory
-	hasCommitted := committed != nil && len(committed.Members) > 0
-	switch {
-	case st.listErr != nil && !hasCommitted:
-		return &exitError{3, st.listErr}
-	case st.listErr != nil:
-		st.record = held(committed, "the inventory could not be listed; the members committed stay until it can be (the error is in the log)")
-		e.log.Error("inventory not listed; keeping the members committed", "members", len(committed.Members), "err", st.listErr)
-	case len(st.profiles) == 0 && hasCommitted:
-		st.record = held(committed, fmt.Sprintf("the inventory lists no ClusterProfile where the last commit had %d members; they stay, read with the credentials last built, until a profile is listed again or spec.inventory is removed", len(committed.Members)))
-		e.log.Warn("inventory lists no ClusterProfiles; holding the members committed", "namespace", src.Namespace, "members", len(committed.Members))
-	default:
-		st.record = inventory.Membership(src, st.profiles, configured(e.cfg, nil))
-		for _, r := range st.record.Refused {
-			e.log.Warn("ClusterProfile is not a member", "profile", r.Profile, "reason", r.Reason)
-		}
+	rec, held, err := inventory.Resolve(src, st.profiles, st.listErr, configured(e.cfg, nil), committed)
+	if err != nil {
+		return &exitError{3, err}
 	}
-	var err error
+	switch {
+	case held && st.listErr != nil:
+		e.log.Error("inventory not listed; keeping the members committed", "members", len(rec.Members), "err", st.listErr)
+	case held:
+		e.log.Warn("inventory lists no ClusterProfiles; holding the members committed", "namespace", src.Namespace, "members", len(rec.Members))
+	}
+	for _, r := range rec.Refused {
+		e.log.Warn("ClusterProfile is not a member", "profile", r.Profile, "reason", r.Reason)
+	}
+	st.record, st.held = rec, held
 	if st.file, err = layout.FormatInventory(st.record); err != nil {
 		return err
 	}
@@ -169,13 +155,6 @@ func (e *env) joinInventory(ctx context.Context, committed *layout.InventoryReco
 	}
 	e.cfg, e.members = cfg, all
 	return nil
-}
-
-// held is the committed membership, marked held with why.
-func held(committed *layout.InventoryRecord, why string) *layout.InventoryRecord {
-	r := *committed
-	r.Held = why
-	return &r
 }
 
 // committedInventory is the membership HEAD of repo records; nil when
@@ -224,9 +203,11 @@ func fingerprint(src *v1alpha1.InventorySource, profiles []*inventory.Profile, c
 	ps := slices.Clone(profiles)
 	slices.SortFunc(ps, func(a, b *inventory.Profile) int { return strings.Compare(a.Ref(), b.Ref()) })
 	for _, p := range ps {
-		bad, msg := p.Unhealthy()
+		// The verdict only: a condition message that counts the minutes
+		// of an outage would reload every poll.
+		bad, _ := p.Unhealthy()
 		acc, _ := json.Marshal(p.Providers())
-		fmt.Fprintf(h, "\x00%s\x00%t\x00%s\x00%s", p.Ref(), bad, msg, acc)
+		fmt.Fprintf(h, "\x00%s\x00%t\x00%s", p.Ref(), bad, acc)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -259,7 +240,7 @@ func configured(cfg *v1alpha1.ClusterSet, inventoryMembers *layout.InventoryReco
 // when ctx ends. A list that fails, or that is empty while members are in
 // force, reloads nothing: the members in force stay (joinInventory's
 // guard), and it is logged once.
-func (e *env) watchInventory(ctx context.Context, reload func(why string)) {
+func (e *env) watchInventory(ctx context.Context, reload func(why string), m *reconcile.Metrics) {
 	st := e.inventory
 	src := e.cfg.Spec.Inventory
 	conf := configured(e.cfg, st.record)
@@ -278,12 +259,14 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string)) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
+			m.InventoryHeld.Set(1)
 			if warned != err.Error() {
 				e.log.Error("inventory not listed; the members in force stay", "err", err)
 				warned = err.Error()
 			}
 			continue
 		case len(profiles) == 0 && len(st.record.Members) > 0:
+			m.InventoryHeld.Set(1)
 			if warned != "empty" {
 				e.log.Warn("inventory lists no ClusterProfiles; holding the members in force", "namespace", src.Namespace, "members", len(st.record.Members))
 				warned = "empty"
@@ -291,6 +274,7 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string)) {
 			continue
 		}
 		warned = ""
+		m.InventoryHeld.Set(0)
 		if fingerprint(src, profiles, conf) != seen {
 			reload("the cluster inventory changed (ClusterProfiles in namespace " + src.Namespace + ")")
 			return

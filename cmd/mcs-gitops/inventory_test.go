@@ -6,11 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcs-gitops/mcs-gitops/internal/inventory"
 	"github.com/mcs-gitops/mcs-gitops/internal/layout"
+	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 )
 
 // An offline render takes the inventory's members from the committed
@@ -59,4 +64,39 @@ spec:
 	out, err = run(t, append([]string{"render", "--check"}, args...)...)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "current")
+}
+
+// run reloads on what changes the members, never on a heartbeat.
+func TestInventoryFingerprint(t *testing.T) {
+	src := &v1alpha1.InventorySource{Namespace: "fleet", ProviderFile: "p.json"}
+	profile := func(mutate func(*inventory.Profile)) []*inventory.Profile {
+		p := &inventory.Profile{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "eu-1", Labels: map[string]string{"region": "eu"}}}
+		p.Status.Properties = []inventory.Property{{Name: inventory.PropertyClusterID, Value: "eu-1", LastObservedTime: &metav1.Time{Time: time.Unix(100, 0)}}}
+		p.Status.AccessProviders = []inventory.AccessProvider{{Name: "secretreader"}}
+		p.Status.AccessProviders[0].Cluster.Server = "https://eu-1:6443"
+		if mutate != nil {
+			mutate(p)
+		}
+		return []*inventory.Profile{p}
+	}
+	base := fingerprint(src, profile(nil), nil)
+	assert.Equal(t, base, fingerprint(src, profile(func(p *inventory.Profile) {
+		p.Status.Properties[0].LastObservedTime = &metav1.Time{Time: time.Unix(200, 0)}
+		p.ResourceVersion = "42"
+	}), nil), "a heartbeat")
+	unhealthy := func(msg string) func(p *inventory.Profile) {
+		return func(p *inventory.Profile) {
+			p.Status.Conditions = []metav1.Condition{{Type: inventory.ConditionControlPlaneHealthy, Status: metav1.ConditionFalse, Message: msg}}
+		}
+	}
+	assert.Equal(t, fingerprint(src, profile(unhealthy("down 5m")), nil), fingerprint(src, profile(unhealthy("down 6m")), nil), "the verdict, not its message")
+	for what, m := range map[string]func(*inventory.Profile){
+		"a label":      func(p *inventory.Profile) { p.Labels["region"] = "us" },
+		"the health":   unhealthy("down"),
+		"the address":  func(p *inventory.Profile) { p.Status.AccessProviders[0].Cluster.Server = "https://eu-1b:6443" },
+		"a cluster ID": func(p *inventory.Profile) { p.Status.Properties[0].Value = "eu-one" },
+	} {
+		assert.NotEqual(t, base, fingerprint(src, profile(m), nil), what)
+	}
+	assert.NotEqual(t, base, fingerprint(src, nil, nil), "the profile gone")
 }

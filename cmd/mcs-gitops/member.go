@@ -162,6 +162,9 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
+			if profile && f.management == "" {
+				return &exitError{2, fmt.Errorf("--cluster-profile needs --management-kubeconfig: the profile is written there")}
+			}
 			if f.management == "" && kubeconfigOut == "" {
 				return &exitError{2, fmt.Errorf("where should the member's kubeconfig go? pass --management-kubeconfig (a Secret there) or --kubeconfig-out (a file)")}
 			}
@@ -177,9 +180,6 @@ cluster, --kubeconfig-out writes the kubeconfig to a file (mode 0600).
 			o.Server, o.Gateway, o.CreateNamespaces, o.AdmissionPolicy = server, gateway, createNS, policy
 			o.TokenTTL, o.Rotate, o.Zone, o.Out = ttl, rotate, zone, cmd.OutOrStdout()
 			o.CRDDeleteTimeout = crdWait
-			if profile && f.management == "" {
-				return &exitError{2, fmt.Errorf("--cluster-profile needs --management-kubeconfig: the profile is written there")}
-			}
 			o.ClusterProfile, o.ProfileNamespace, o.ClusterID = profile, profileNS, clusterID
 			if dns {
 				ns, cm, ok := strings.Cut(corednsCM, "/")

@@ -71,3 +71,14 @@ func TestMemberJoinDoctorLeaveCommands(t *testing.T) {
 	assert.Equal(t, 1, exitCode(err), out)
 	assert.Contains(t, out, "FAIL identity")
 }
+
+// --cluster-profile writes into the management cluster: without one it
+// is a usage error before anything is installed.
+func TestMemberJoinClusterProfileNeedsTheManagementCluster(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "member", "join", "east", "--kubeconfig", filepath.Join(dir, "none.kubeconfig"),
+		"--kubeconfig-out", filepath.Join(dir, "east.kubeconfig"), "--cluster-profile")
+	require.Error(t, err, out)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Contains(t, err.Error(), "--cluster-profile needs --management-kubeconfig")
+}

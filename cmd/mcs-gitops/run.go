@@ -97,7 +97,7 @@ a cycle in progress finish within --grace, releases the Lease and exits 0.`,
 							return err
 						}
 						if e.inventory != nil {
-							go e.watchInventory(ctx, reload)
+							go e.watchInventory(ctx, reload, m)
 						}
 						loop := e.loop(repo, m)
 						loop.Fence = f.fence

@@ -352,8 +352,16 @@ const eventsFlush = 5 * time.Second
 func (e *env) loop(repo *gitsync.Repo, m *reconcile.Metrics) *reconcile.Loop {
 	m.WatchVerification(repo)
 	loop := &reconcile.Loop{Config: e.cfg, ConfigBytes: e.configBytes, Members: e.members, Repo: repo, Log: e.log, Metrics: m, Apply: e.apply, Events: true}
-	if e.inventory != nil {
-		loop.Inventory = e.inventory.file
+	if st := e.inventory; st != nil && st.record != nil {
+		loop.Inventory = st.file
+		if m != nil {
+			m.InventoryMembers.Set(float64(len(st.record.Members)))
+			held := 0.0
+			if st.held {
+				held = 1
+			}
+			m.InventoryHeld.Set(held)
+		}
 	}
 	return loop
 }

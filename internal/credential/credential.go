@@ -23,6 +23,13 @@ import (
 	"time"
 )
 
+// MemberLabel must name the cluster on the Secret the plugin reads
+// (`member join --cluster-profile` sets it), unless Options.AnySecret:
+// the Secret's name comes from the profile, so without the label whoever
+// writes a profile could make the plugin send the token key of any
+// Secret it may read, a Git credential say, to the profile's server.
+const MemberLabel = "mcs-gitops.io/member"
+
 // DefaultKey is the Secret key that holds the token, as upstream's
 // secretreader reads it.
 const DefaultKey = "token"
@@ -53,6 +60,9 @@ type Options struct {
 	KubeconfigEnv string
 	// Key is the Secret key holding the token; empty means DefaultKey.
 	Key string
+	// AnySecret reads a Secret without the MemberLabel naming the
+	// cluster: one another tool wrote for the secretreader protocol.
+	AnySecret bool
 	// Timeout bounds reading the Secret; zero means DefaultTimeout.
 	Timeout time.Duration
 }
@@ -96,7 +106,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	token, err := ReadToken(ctx, cs, ns, req.ClusterName, key)
+	token, err := ReadToken(ctx, cs, ns, req.ClusterName, key, !o.AnySecret)
 	if err != nil {
 		return err
 	}

@@ -110,9 +110,10 @@ func newClient(kubeconfig, kubeconfigEnv string, timeout time.Duration) (kuberne
 
 // ReadToken returns the value of key in the Secret ns/name, without the
 // surrounding whitespace a file-made Secret often carries (as client-go
-// trims a token file). Errors name the Secret, the key and where the
+// trims a token file); with labelled, only from a Secret whose
+// MemberLabel is name. Errors name the Secret, the key and where the
 // namespace came from; never the value.
-func ReadToken(ctx context.Context, cs kubernetes.Interface, ns Namespace, name, key string) (string, error) {
+func ReadToken(ctx context.Context, cs kubernetes.Interface, ns Namespace, name, key string, labelled bool) (string, error) {
 	where := fmt.Sprintf("Secret %s/%s", ns.Name, name)
 	from := fmt.Sprintf("(namespace from %s)", ns.From)
 	sec, err := cs.CoreV1().Secrets(ns.Name).Get(ctx, name, metav1.GetOptions{})
@@ -124,6 +125,9 @@ func ReadToken(ctx context.Context, cs kubernetes.Interface, ns Namespace, name,
 			return "", fmt.Errorf("%s %s: reading it is forbidden: the identity needs get on secrets in namespace %s: %w", where, from, ns.Name, err)
 		}
 		return "", fmt.Errorf("%s %s: %w", where, from, err)
+	}
+	if labelled && sec.Labels[MemberLabel] != name {
+		return "", fmt.Errorf("%s is not labelled %s=%s, so it is not read: a ClusterProfile names the Secret, and only one made for that cluster may answer (member join --cluster-profile labels it; --any-secret reads one another tool wrote)", where, MemberLabel, name)
 	}
 	v, ok := sec.Data[key]
 	if !ok {

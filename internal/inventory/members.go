@@ -100,3 +100,30 @@ func (p *Profile) Unhealthy() (bool, string) {
 	}
 	return false, ""
 }
+
+// Resolve is the membership to put in force, given what the list of the
+// profiles gave (profiles, or listErr) and what the last commit records
+// (committed, nil when nothing). A list that failed, or that is empty
+// while committed has members, is held: committed stands, marked Held
+// with why, and held is true. A failed list with nothing committed is an
+// error: there is no membership to stand in.
+func Resolve(src *v1alpha1.InventorySource, profiles []*Profile, listErr error, configured map[string]string,
+	committed *layout.InventoryRecord) (r *layout.InventoryRecord, held bool, err error) {
+	hasCommitted := committed != nil && len(committed.Members) > 0
+	switch {
+	case listErr != nil && !hasCommitted:
+		return nil, false, listErr
+	case listErr != nil:
+		return holding(committed, "the inventory could not be listed; the members committed stay until it can be (the error is in the log)"), true, nil
+	case len(profiles) == 0 && hasCommitted:
+		return holding(committed, fmt.Sprintf("the inventory lists no ClusterProfile where the last commit had %d members; they stay, read with the credentials last built, until a profile is listed again or spec.inventory is removed", len(committed.Members))), true, nil
+	}
+	return Membership(src, profiles, configured), false, nil
+}
+
+// holding is the committed membership, marked held with why.
+func holding(committed *layout.InventoryRecord, why string) *layout.InventoryRecord {
+	r := *committed
+	r.Held = why
+	return &r
+}

@@ -3,6 +3,7 @@
 package inventory
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,4 +87,42 @@ func TestProvidersPreferAccessProviders(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, "https://new", got[0].Cluster.Server, "accessProviders win a name clash")
 	assert.Equal(t, "legacy", got[1].Name)
+}
+
+func TestResolveHoldsAnEmptiedOrUnlistableInventory(t *testing.T) {
+	src := &v1alpha1.InventorySource{Namespace: "fleet", ProviderFile: "p.json"}
+	committed := Membership(src, []*Profile{profile("a", nil), profile("b", nil)}, nil)
+
+	r, held, err := Resolve(src, []*Profile{profile("a", nil)}, nil, nil, committed)
+	require.NoError(t, err)
+	assert.False(t, held, "one profile gone is a real departure")
+	assert.Len(t, r.Members, 1)
+	assert.Empty(t, r.Held)
+
+	r, held, err = Resolve(src, nil, nil, nil, committed)
+	require.NoError(t, err)
+	assert.True(t, held, "an inventory emptied at once")
+	assert.Equal(t, committed.Members, r.Members, "the committed members stand")
+	assert.Contains(t, r.Held, "lists no ClusterProfile where the last commit had 2 members")
+	assert.Empty(t, committed.Held, "the committed record is not changed")
+
+	listErr := errors.New("connection refused")
+	r, held, err = Resolve(src, nil, listErr, nil, committed)
+	require.NoError(t, err)
+	assert.True(t, held)
+	assert.Equal(t, committed.Members, r.Members)
+	assert.Contains(t, r.Held, "could not be listed")
+
+	_, _, err = Resolve(src, nil, listErr, nil, nil)
+	assert.ErrorIs(t, err, listErr, "nothing committed: nothing to stand in")
+
+	r, held, err = Resolve(src, nil, nil, nil, nil)
+	require.NoError(t, err)
+	assert.False(t, held, "an empty inventory with nothing committed is just empty")
+	assert.Empty(t, r.Members)
+
+	r, held, err = Resolve(src, []*Profile{profile("c", nil)}, nil, nil, &layout.InventoryRecord{Namespace: "fleet", Held: "earlier"})
+	require.NoError(t, err)
+	assert.False(t, held)
+	assert.Empty(t, r.Held, "a listed profile ends a hold")
 }

@@ -45,3 +45,25 @@ func TestInventoryRecordRoundTrip(t *testing.T) {
 		assert.ErrorContains(t, err, InventoryFile, bad)
 	}
 }
+
+// FuzzParseInventory: status/inventory.yaml is a file a person may edit;
+// whatever parses formats to bytes that parse to the same record.
+func FuzzParseInventory(f *testing.F) {
+	f.Add([]byte("namespace: fleet\nmembers:\n- {name: a, profile: fleet/a, clusterID: x, labels: {region: eu}}\nrefused:\n- {profile: fleet/B, reason: not a label}\nheld: why\n"))
+	f.Add([]byte("namespace: fleet\nmembers: []\n"))
+	f.Add([]byte("members:\n- name: a\n  profile: fleet/a\n- name: a\n  profile: fleet/b\n"))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseInventory(data)
+		if err != nil || r == nil {
+			return
+		}
+		b, err := FormatInventory(r)
+		require.NoError(t, err)
+		again, err := ParseInventory(b)
+		require.NoError(t, err, "%s", b)
+		b2, err := FormatInventory(again)
+		require.NoError(t, err)
+		assert.Equal(t, string(b), string(b2))
+	})
+}

@@ -124,18 +124,20 @@ func fallbackEvents(c *Changes) []string {
 		return nil
 	}
 	var inputs []string
-	config := false
+	config, inventory := false, false
 	for _, p := range append(append([]string{}, c.Written...), c.Removed...) {
 		if m, ok := InputMember(p); ok {
 			inputs = append(inputs, m)
 		}
-		if p == ConfigFile {
-			config = true
-		}
+		config = config || p == ConfigFile
+		inventory = inventory || p == InventoryFile
 	}
 	var ev []string
 	if config {
 		ev = append(ev, "update "+ConfigFile)
+	}
+	if inventory {
+		ev = append(ev, "update "+InventoryFile)
 	}
 	if len(inputs) > 0 {
 		sort.Strings(inputs)

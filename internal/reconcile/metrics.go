@@ -25,6 +25,10 @@ type Metrics struct {
 	BranchDrift     prometheus.Counter
 	BranchRefused   prometheus.Gauge
 	WithdrawalsHeld prometheus.Gauge
+	// InventoryMembers and InventoryHeld are set by the command layer,
+	// which puts the cluster inventory's membership in force.
+	InventoryMembers prometheus.Gauge
+	InventoryHeld    prometheus.Gauge
 	// Rollouts are the staged rollouts in progress, by state.
 	Rollouts        *prometheus.GaugeVec
 	ApplyResults    *prometheus.CounterVec
@@ -163,7 +167,15 @@ func NewMetrics() *Metrics {
 		Name: "mcs_gitops_rollouts",
 		Help: "Staged rollouts in progress after the last cycle, by state: rolling (a wave soaks or waits for its gates), paused (a gate failed; a person resumes or aborts it), aborted (every member as before the change until the exports change).",
 	}, []string{"state"})
-	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors, m.Rollouts)
+	m.InventoryMembers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcs_gitops_inventory_members",
+		Help: "Members the cluster inventory (spec.inventory: ClusterProfiles) gives, as in force; 0 without an inventory.",
+	})
+	m.InventoryHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mcs_gitops_inventory_held",
+		Help: "1 while the cluster inventory lists no ClusterProfile, or cannot be listed, and the members in force are kept instead (nothing is withdrawn; a member whose profile is gone gets no new credential).",
+	})
+	r.MustRegister(m.VerificationFailures, m.VerificationRefused, m.ReviewProposals, m.ReviewErrors, m.Rollouts, m.InventoryMembers, m.InventoryHeld)
 	// Every label value an alert or the dashboard picks out is a series
 	// from the start: a counter born at its first increment, already at
 	// 1, shows no increase() and its alert misses the first failures

@@ -363,8 +363,8 @@ func completeSnapshots(names []string, snaps []*snapshot.Snapshot) []*snapshot.S
 
 // healthEvents says in one line each what changed about reachability, for
 // the commit message: the change model's member events between the last
-// commit's health and this cycle's (the same members on both sides:
-// joining and leaving are said by the config's change).
+// commit's health and this cycle's, members joining (a member added to
+// clusterset.yaml, a ClusterProfile listed) and leaving included.
 func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []change.Member {
 	cur := make(map[string]snapshot.Health, len(next))
 	names := make([]string, 0, len(next))
@@ -372,7 +372,14 @@ func healthEvents(prev map[string]snapshot.Health, next []snapshot.Health) []cha
 		cur[h.Member] = h
 		names = append(names, h.Member)
 	}
-	return change.HealthBetween(names, prev, names, cur)
+	// A member the last commit has no health record of joins, one it
+	// has and this one has not leaves; on the first commit every member
+	// is simply there.
+	prevNames := names
+	if len(prev) > 0 {
+		prevNames = slices.Sorted(maps.Keys(prev))
+	}
+	return change.HealthBetween(prevNames, prev, names, cur)
 }
 
 // exportsOf lists, per member, the exports (namespace/name) a report

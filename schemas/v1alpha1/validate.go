@@ -161,20 +161,7 @@ func (k KubeconfigRef) validate(p string) ErrorList {
 		add(p, "set only one of path, secretRef, inCluster and clusterProfile")
 	}
 	if r := k.ClusterProfile; r != nil {
-		if r.Namespace == "" {
-			add(p+".clusterProfile.namespace", "required")
-		} else {
-			for _, m := range validation.IsDNS1123Label(r.Namespace) {
-				add(p+".clusterProfile.namespace", "%q is not a valid namespace: %s", r.Namespace, m)
-			}
-		}
-		if r.Name == "" {
-			add(p+".clusterProfile.name", "required")
-		} else {
-			for _, m := range validation.IsDNS1123Subdomain(r.Name) {
-				add(p+".clusterProfile.name", "%q is not a valid object name: %s", r.Name, m)
-			}
-		}
+		errs = append(errs, objectRefProblems(p+".clusterProfile", "object", r.Namespace, r.Name)...)
 	}
 	if strings.ContainsAny(k.Path, "\n\r") {
 		add(p+".path", "%s", credentialAdvice)
@@ -183,20 +170,7 @@ func (k KubeconfigRef) validate(p string) ErrorList {
 		add(p+".context", "only meaningful with kubeconfig.path")
 	}
 	if s := k.SecretRef; s != nil {
-		if s.Namespace == "" {
-			add(p+".secretRef.namespace", "required")
-		} else {
-			for _, m := range validation.IsDNS1123Label(s.Namespace) {
-				add(p+".secretRef.namespace", "%q is not a valid namespace: %s", s.Namespace, m)
-			}
-		}
-		if s.Name == "" {
-			add(p+".secretRef.name", "required")
-		} else {
-			for _, m := range validation.IsDNS1123Subdomain(s.Name) {
-				add(p+".secretRef.name", "%q is not a valid Secret name: %s", s.Name, m)
-			}
-		}
+		errs = append(errs, objectRefProblems(p+".secretRef", "Secret", s.Namespace, s.Name)...)
 		for _, m := range validation.IsConfigMapKey(s.Key) {
 			add(p+".secretRef.key", "%q is not a valid key: %s", s.Key, m)
 		}
@@ -238,4 +212,29 @@ func (inv *InventorySource) validate(p string) ErrorList {
 		}
 	}
 	return append(errs, labelsProblems(p+".matchLabels", inv.MatchLabels)...)
+}
+
+// objectRefProblems checks a reference to a namespaced object (field
+// p): both names required, the namespace a DNS label, the name a DNS
+// subdomain; kind names the object in the message.
+func objectRefProblems(p, kind, namespace, name string) ErrorList {
+	var errs ErrorList
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if namespace == "" {
+		add(p+".namespace", "required")
+	} else {
+		for _, m := range validation.IsDNS1123Label(namespace) {
+			add(p+".namespace", "%q is not a valid namespace: %s", namespace, m)
+		}
+	}
+	if name == "" {
+		add(p+".name", "required")
+	} else {
+		for _, m := range validation.IsDNS1123Subdomain(name) {
+			add(p+".name", "%q is not a valid %s name: %s", name, kind, m)
+		}
+	}
+	return errs
 }

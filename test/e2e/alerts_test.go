@@ -100,6 +100,12 @@ mcs_gitops_apply_objects_total{action="failed",member="cluster-1"} 0x40`, 31 * t
 		{"the standby's view of a paused rollout", "McsGitopsRolloutPaused", strings.Replace(leader, "mcs_gitops_leader 1x60", "mcs_gitops_leader 0x60", 1) +
 			`mcs_gitops_rollouts{state="paused"} 1x10`, 5 * time.Minute, nil},
 
+		{"an inventory held past 10 minutes", "McsGitopsInventoryHeld", leader + "mcs_gitops_inventory_held 0 1x20", 13 * time.Minute,
+			[]firing{{`{alertname="McsGitopsInventoryHeld", severity="warning"}`, "mcs-gitops holds the members of an inventory that lists none."}}},
+		{"an inventory empty for a moment", "McsGitopsInventoryHeld", leader + "mcs_gitops_inventory_held 0 1x5 0x10", 13 * time.Minute, nil},
+		{"the standby's view of a held inventory", "McsGitopsInventoryHeld", strings.Replace(leader, "mcs_gitops_leader 1x60", "mcs_gitops_leader 0x60", 1) +
+			"mcs_gitops_inventory_held 1x20", 13 * time.Minute, nil},
+
 		{"the branch was force-pushed", "McsGitopsBranchRefused", "mcs_gitops_branch_refused 0 1x10", 3 * time.Minute,
 			[]firing{{`{alertname="McsGitopsBranchRefused", severity="critical"}`, "mcs-gitops refuses its branch; it was rewritten below the last commit pushed."}}},
 		{"the branch mended", "McsGitopsBranchRefused", "mcs_gitops_branch_refused 0 1 0x10", 5 * time.Minute, nil},

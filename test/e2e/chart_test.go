@@ -71,6 +71,7 @@ func TestChartRendersDeploy(t *testing.T) {
 	}{
 		{"defaults", filepath.Join(deploy, "controller"), nil},
 		{"cronjob", filepath.Join(deploy, "cronjob"), map[string]any{"mode": "cronjob"}},
+		{"inventory", "testdata/inventory-overlay", map[string]any{"inventory": map[string]any{"enabled": true}}},
 		{"monitoring", monitoringOverlay, map[string]any{
 			"serviceMonitor":   map[string]any{"enabled": true},
 			"prometheusRule":   map[string]any{"enabled": true},
@@ -106,6 +107,8 @@ func TestChartRendersDeploy(t *testing.T) {
 	dashboard, err := os.ReadFile(filepath.Join(deploy, "components/grafana-dashboard/mcs-gitops.json"))
 	require.NoError(t, err)
 	assert.Equal(t, string(dashboard), mustReadString(t, filepath.Join(chartDir, "files/dashboard.json")), "one dashboard")
+	assert.Equal(t, mustReadString(t, filepath.Join(deploy, "components/inventory/providers.json")),
+		mustReadString(t, filepath.Join(chartDir, "files/access-providers.json")), "one access provider file")
 }
 
 // TestChartValues: what the non-default values change, and values the

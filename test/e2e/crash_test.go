@@ -170,7 +170,7 @@ func checkLinear(t *testing.T, bare string) int {
 }
 
 // buildBinary builds mcs-gitops into the test's directory.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	binary := filepath.Join(t.TempDir(), "mcs-gitops")
 	out, err := exec.Command("go", "build", "-o", binary, "github.com/mcs-gitops/mcs-gitops/cmd/mcs-gitops").CombinedOutput()

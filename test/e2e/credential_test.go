@@ -31,17 +31,23 @@ func TestCredentialSecretToken(t *testing.T) {
 	c := envtest.Start(t, 1)[0]
 	ctx := context.Background()
 	const ns = "fleet-system"
-	tokens := map[string]string{"spoke-1": "tok-spoke-1-secret", "spoke-3": "tok-spoke-3-secret"}
+	tokens := map[string]string{"spoke-1": "tok-spoke-1-secret", "spoke-3": "tok-spoke-3-secret", "git": "tok-git-secret"}
+	labelled := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{credential.MemberLabel: name}}
+	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		// Made from a file: the trailing newline is not part of the token.
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spoke-1"}, Data: map[string][]byte{"token": []byte(tokens["spoke-1"] + "\n")}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spoke-2"}, Data: map[string][]byte{"kubeconfig": []byte("apiVersion: v1")}},
+		&corev1.Secret{ObjectMeta: labelled("spoke-1"), Data: map[string][]byte{"token": []byte(tokens["spoke-1"] + "\n")}},
+		&corev1.Secret{ObjectMeta: labelled("spoke-2"), Data: map[string][]byte{"kubeconfig": []byte("apiVersion: v1")}},
 		// Not granted to the consumer.
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spoke-3"}, Data: map[string][]byte{"token": []byte(tokens["spoke-3"])}},
+		&corev1.Secret{ObjectMeta: labelled("spoke-3"), Data: map[string][]byte{"token": []byte(tokens["spoke-3"])}},
+		// Granted, with a token key, but made for something else: a
+		// profile naming it must not get it sent to its server.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git"}, Data: map[string][]byte{"token": []byte(tokens["git"])}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "secretreader"}, Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"},
-			ResourceNames: []string{"spoke-1", "spoke-2", "spoke-4"},
+			ResourceNames: []string{"spoke-1", "spoke-2", "spoke-4", "git"},
 		}}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "secretreader"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "consumer", Namespace: ns}},
@@ -85,6 +91,7 @@ func TestCredentialSecretToken(t *testing.T) {
 		{"spoke-2", `Secret fleet-system/spoke-2 has no key "token" (keys: kubeconfig)`},
 		{"spoke-3", "Secret fleet-system/spoke-3 (namespace from --namespace): reading it is forbidden: the identity needs get on secrets in namespace fleet-system"},
 		{"spoke-4", `Secret fleet-system/spoke-4 does not exist (namespace from --namespace): it must hold the cluster's token in key "token"`},
+		{"git", `Secret fleet-system/git is not labelled mcs-gitops.io/member=git, so it is not read`},
 	} {
 		t.Run(tc.cluster, func(t *testing.T) {
 			var out bytes.Buffer
@@ -99,4 +106,10 @@ func TestCredentialSecretToken(t *testing.T) {
 			assert.Empty(t, out.String(), "nothing on stdout when it fails")
 		})
 	}
+
+	// --any-secret reads a Secret another tool wrote for the protocol.
+	out.Reset()
+	require.NoError(t, credential.Run(ctx, credential.Options{ExecInfo: request("git"), Namespace: ns, Kubeconfig: kc, AnySecret: true}, &out))
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, tokens["git"], got.Status.Token)
 }

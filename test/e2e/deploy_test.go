@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +33,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mcs-gitops/mcs-gitops/internal/inventory"
 	"github.com/mcs-gitops/mcs-gitops/internal/lineage"
+	"github.com/mcs-gitops/mcs-gitops/internal/member/join"
 	"github.com/mcs-gitops/mcs-gitops/schemas/v1alpha1"
 	"github.com/mcs-gitops/mcs-gitops/test/envtest"
 )
@@ -43,6 +46,13 @@ const serviceMonitorOverlay = "../test/e2e/testdata/servicemonitor-overlay"
 
 // prometheusRuleOverlay adds deploy/components/prometheusrule as well.
 const prometheusRuleOverlay = "../test/e2e/testdata/prometheusrule-overlay"
+
+// inventoryOverlay and inventoryCronJobOverlay add
+// deploy/components/inventory to the controller and to the CronJob.
+const (
+	inventoryOverlay        = "../test/e2e/testdata/inventory-overlay"
+	inventoryCronJobOverlay = "../test/e2e/testdata/inventory-cronjob-overlay"
+)
 
 // TestDeployManifests builds every kustomization under deploy/ (and the
 // controller with the ServiceMonitor and PrometheusRule components) and has a real apiserver
@@ -74,6 +84,9 @@ func TestDeployManifests(t *testing.T) {
 		{"cronjob", "cronjob", []string{"CronJob/mcs-gitops/mcs-gitops-sync", "ServiceAccount/mcs-gitops/mcs-gitops", "NetworkPolicy/mcs-gitops/mcs-gitops"}},
 		{"controller+servicemonitor", serviceMonitorOverlay, []string{"ServiceMonitor/mcs-gitops/mcs-gitops", "Service/mcs-gitops/mcs-gitops-metrics", "Deployment/mcs-gitops/mcs-gitops"}},
 		{"controller+prometheusrule", prometheusRuleOverlay, []string{"PrometheusRule/mcs-gitops/mcs-gitops", "ServiceMonitor/mcs-gitops/mcs-gitops", "Deployment/mcs-gitops/mcs-gitops"}},
+		{"controller+inventory", inventoryOverlay, []string{"ConfigMap/mcs-gitops/mcs-gitops-access-providers", "Role/mcs-gitops/mcs-gitops-inventory",
+			"RoleBinding/mcs-gitops/mcs-gitops-inventory", "Deployment/mcs-gitops/mcs-gitops"}},
+		{"cronjob+inventory", inventoryCronJobOverlay, []string{"ConfigMap/mcs-gitops/mcs-gitops-access-providers", "CronJob/mcs-gitops/mcs-gitops-sync"}},
 		{"member-rbac", "member-rbac", []string{"ClusterRole//mcs-gitops-member", "ClusterRoleBinding//mcs-gitops-member", "Role/kube-system/mcs-gitops-corefile-reader"}},
 		{"member-rbac/coredns", "member-rbac/coredns", []string{"ClusterRole//mcs-gitops-coredns", "ClusterRoleBinding//mcs-gitops-coredns"}},
 		{"member-rbac/admission-policy", "member-rbac/admission-policy", []string{"ValidatingAdmissionPolicy//mcs-gitops-member", "ValidatingAdmissionPolicyBinding//mcs-gitops-member"}},
@@ -113,6 +126,29 @@ func TestDeployManifests(t *testing.T) {
 
 	t.Run("selectors and ports match", func(t *testing.T) {
 		checkWiring(t, built, deployment, cronjob)
+	})
+
+	t.Run("the inventory component's provider file loads where it is mounted", func(t *testing.T) {
+		cm := find(t, built["controller+inventory"], "ConfigMap", "mcs-gitops", "mcs-gitops-access-providers")
+		data, _, _ := unstructured.NestedString(cm.Object, "data", "providers.json")
+		pf, err := inventory.ParseProviders("providers.json", []byte(data))
+		require.NoError(t, err)
+		require.Len(t, pf.Providers, 1)
+		assert.Equal(t, join.ProfileProvider, pf.Providers[0].Name, "what member join --cluster-profile registers")
+		for name, objs := range map[string][]*unstructured.Unstructured{"controller+inventory": built["controller+inventory"], "cronjob+inventory": built["cronjob+inventory"]} {
+			var mounts []string
+			for _, u := range objs {
+				if u.GetKind() != "Deployment" && u.GetKind() != "CronJob" {
+					continue
+				}
+				b, err := json.Marshal(u.Object)
+				require.NoError(t, err)
+				mounts = append(mounts, string(b))
+			}
+			require.Len(t, mounts, 1, name)
+			assert.Contains(t, mounts[0], `"mountPath":"/etc/mcs-gitops/access"`, name)
+			assert.Contains(t, mounts[0], `"name":"mcs-gitops-access-providers"`, name)
+		}
 	})
 }
 
@@ -279,7 +315,7 @@ func checkWiring(t *testing.T, built map[string][]*unstructured.Unstructured, de
 }
 
 // build runs kustomize on dir, as `kubectl apply -k` would.
-func build(t *testing.T, dir string) []*unstructured.Unstructured {
+func build(t testing.TB, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	require.NoError(t, err, dir)

@@ -40,6 +40,11 @@ capabilities:
 {{- end }}
 
 {{- define "mcs-gitops.volumeMounts" -}}
+{{- if .Values.inventory.enabled }}
+- name: access-providers
+  mountPath: /etc/mcs-gitops/access
+  readOnly: true
+{{- end }}
 - name: config
   mountPath: /etc/mcs-gitops
   readOnly: true
@@ -50,6 +55,11 @@ capabilities:
 {{- end }}
 
 {{- define "mcs-gitops.volumes" -}}
+{{- if .Values.inventory.enabled }}
+- name: access-providers
+  configMap:
+    name: mcs-gitops-access-providers
+{{- end }}
 - name: config
   configMap:
     name: {{ .Values.existingConfigMap | default "mcs-gitops-config" }}
