@@ -15,7 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mcs-gitops/mcs-gitops/clusters"
 	"github.com/mcs-gitops/mcs-gitops/gitsync"
@@ -189,8 +191,54 @@ func (e *env) joinCommittedInventory(ctx context.Context, repo *gitsync.Repo) er
 }
 
 // inventoryPoll is how often run lists the ClusterProfiles to see
-// whether the membership, a member's health or its access changed.
+// whether the membership, a member's health or its access changed, on
+// top of listing them at once when a watch says one changed: the poll
+// covers a watch that broke.
 var inventoryPoll = 5 * time.Second
+
+// profileEvents signals (coalesced) each time a watch of the inventory's
+// ClusterProfiles sees one added, changed or deleted; the watch is
+// started again after it ends, until ctx does. Without a management
+// config nothing is watched: the poll alone goes on.
+func (e *env) profileEvents(ctx context.Context) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	if e.mgmtConfig == nil {
+		return out
+	}
+	wc, err := client.NewWithWatch(e.mgmtConfig, client.Options{})
+	if err != nil {
+		e.log.Warn("cannot watch ClusterProfiles; the inventory is polled only", "every", inventoryPoll, "err", err)
+		return out
+	}
+	src := e.cfg.Spec.Inventory
+	opts := []client.ListOption{client.InNamespace(src.Namespace)}
+	if len(src.MatchLabels) > 0 {
+		opts = append(opts, client.MatchingLabels(src.MatchLabels))
+	}
+	go func() {
+		for ctx.Err() == nil {
+			var list unstructured.UnstructuredList
+			list.SetGroupVersionKind(inventory.GroupVersionKind.GroupVersion().WithKind(inventory.Kind + "List"))
+			w, err := wc.Watch(ctx, &list, opts...)
+			if err != nil {
+				// The poll reports a list that fails; retry at its pace.
+				select {
+				case <-ctx.Done():
+				case <-time.After(inventoryPoll):
+				}
+				continue
+			}
+			for range w.ResultChan() {
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+			w.Stop()
+		}
+	}()
+	return out
+}
 
 // fingerprint is what of profiles, as members, decides what joinInventory
 // does: the membership, each member's health verdict and its access
@@ -247,12 +295,14 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string), m *re
 	seen := fingerprint(src, st.profiles, conf)
 	t := time.NewTicker(inventoryPoll)
 	defer t.Stop()
+	changed := e.profileEvents(ctx)
 	warned := ""
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-changed:
 		}
 		profiles, err := inventory.List(ctx, e.mgmt, src)
 		switch {

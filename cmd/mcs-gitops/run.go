@@ -44,7 +44,8 @@ It follows its inputs without a restart: when the config file changes (a
 mounted ConfigMap updated, a member added) or a Secret it reads credentials
 from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token
 rotated), or when the cluster inventory's ClusterProfiles (spec.inventory,
-listed every 5s) give another membership, health or access, it lets a cycle
+watched, and listed every 5s) give another membership, health or access, it
+lets a cycle
 in progress finish, reads the config again,
 reconnects every member and goes on. A config that does not load, or names
 a member kubeconfig file that is missing, does not parse or lacks its

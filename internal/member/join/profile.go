@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -142,7 +144,39 @@ func (r *reporter) ensureProfileCRD(ctx context.Context, mgmt client.Client, o O
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s: read CustomResourceDefinition %s: %w", r.where, want.Name, err)
 	}
-	return r.installCRD(ctx, mgmt, want, o.CRDDeleteTimeout)
+	if err := r.installCRD(ctx, mgmt, want, o.CRDDeleteTimeout); err != nil || r.dryRun {
+		return err
+	}
+	// The profile is applied right after: until the apiserver serves the
+	// new kind, and the client has discovered it, that apply would fail
+	// with "no matches for kind".
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdServedTimeout, true, func(context.Context) (bool, error) {
+		if err := mgmt.Get(ctx, client.ObjectKey{Name: want.Name}, &have); err != nil {
+			return false, err
+		}
+		if !established(&have) {
+			return false, nil
+		}
+		_, err := mgmt.RESTMapper().RESTMapping(inventory.GroupVersionKind.GroupKind(), inventory.Version)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: CustomResourceDefinition %s was not served within %s: %w", r.where, want.Name, crdServedTimeout, err)
+	}
+	return nil
+}
+
+// crdServedTimeout bounds the wait for a new CRD to be served; the
+// apiserver takes a moment, longer on a loaded machine.
+const crdServedTimeout = time.Minute
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 func toUnstructured(obj runtime.Object) *unstructured.Unstructured {
