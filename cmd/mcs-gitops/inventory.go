@@ -196,6 +196,33 @@ func (e *env) joinCommittedInventory(ctx context.Context, repo *gitsync.Repo) er
 // covers a watch that broke.
 var inventoryPoll = 5 * time.Second
 
+// inventorySettle is how long the watch must be quiet before a change
+// the list showed is confirmed by a second list, and inventorySettleMax
+// the most a stream of changes may delay it.
+var inventorySettle, inventorySettleMax = time.Second, 10 * time.Second
+
+// settle waits until events has been quiet for inventorySettle, or
+// inventorySettleMax has passed; false when ctx ended first.
+func settle(ctx context.Context, events <-chan struct{}) bool {
+	limit := time.NewTimer(inventorySettleMax)
+	defer limit.Stop()
+	for {
+		quiet := time.NewTimer(inventorySettle)
+		select {
+		case <-ctx.Done():
+			quiet.Stop()
+			return false
+		case <-limit.C:
+			quiet.Stop()
+			return true
+		case <-quiet.C:
+			return true
+		case <-events:
+			quiet.Stop()
+		}
+	}
+}
+
 // profileEvents signals (coalesced) each time a watch of the inventory's
 // ClusterProfiles sees one added, changed or deleted; the watch is
 // started again after it ends, until ctx does. Without a management
@@ -305,6 +332,17 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string), m *re
 		case <-changed:
 		}
 		profiles, err := inventory.List(ctx, e.mgmt, src)
+		if err == nil && len(profiles) > 0 && fingerprint(src, profiles, conf) != seen {
+			// Profiles go one by one when a namespace or a cluster
+			// manager is emptied: a list taken between two deletes would
+			// be acted on as departures, not as the emptied inventory the
+			// guard holds. A change is acted on once the watch has been
+			// quiet and a second list says the same.
+			if !settle(ctx, changed) {
+				return
+			}
+			profiles, err = inventory.List(ctx, e.mgmt, src)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
