@@ -3,6 +3,8 @@
 package inventory
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,29 +22,32 @@ import (
 const reservedLabelPrefix = "mcs-gitops.io/"
 
 // Membership is the record of the members profiles give, in name order.
-// A profile whose name is a hand-written member's (configured maps each
-// hand-written member to its cluster ID, or its name when it has none)
-// is left to that member; one that cannot be a member (its name is no
-// DNS label, its cluster ID is not one or is taken) is refused with the
-// reason, so the record says why a cluster is missing.
+// A profile's member is named after it (MemberName); one whose member
+// name is a hand-written member's (configured maps each hand-written
+// member to its cluster ID, or its name when it has none) is left to
+// that member; one that cannot be a member (its cluster ID property is
+// not a DNS label, or its member name or cluster ID is taken) is refused
+// with the reason, so the record says why a cluster is missing.
 func Membership(src *v1alpha1.InventorySource, profiles []*Profile, configured map[string]string) *layout.InventoryRecord {
 	r := &layout.InventoryRecord{Namespace: src.Namespace, MatchLabels: src.MatchLabels}
 	ids := map[string]string{}
 	for name, id := range configured {
 		ids[id] = "hand-written member " + name
 	}
+	names := map[string]string{}
 	ps := slices.Clone(profiles)
 	slices.SortFunc(ps, func(a, b *Profile) int { return strings.Compare(a.Name, b.Name) })
 	refuse := func(p *Profile, format string, args ...any) {
 		r.Refused = append(r.Refused, layout.InventoryRefusal{Profile: p.Ref(), Reason: fmt.Sprintf(format, args...)})
 	}
 	for _, p := range ps {
-		if _, ok := configured[p.Name]; ok {
-			refuse(p, "a member of this name is written in clusterset.yaml; that one is used")
+		name := MemberName(p.Name)
+		if _, ok := configured[name]; ok {
+			refuse(p, "member %s is written in clusterset.yaml; that one is used", name)
 			continue
 		}
-		if msgs := validation.IsDNS1123Label(p.Name); len(msgs) > 0 {
-			refuse(p, "its name is not a DNS label, which member names must be: %s", strings.Join(msgs, "; "))
+		if other, taken := names[name]; taken {
+			refuse(p, "its member name %q is already ClusterProfile %s's", name, other)
 			continue
 		}
 		id, hasID := p.Property(PropertyClusterID)
@@ -52,20 +57,59 @@ func Membership(src *v1alpha1.InventorySource, profiles []*Profile, configured m
 				continue
 			}
 		} else {
-			id = p.Name
+			id = name
 		}
 		if other, taken := ids[id]; taken {
 			refuse(p, "its cluster ID %q is already %s's", id, other)
 			continue
 		}
-		ids[id] = "member " + p.Name
-		m := layout.InventoryMember{Name: p.Name, Profile: p.Ref(), ClusterManager: p.Spec.ClusterManager.Name, Labels: memberLabels(p.Labels)}
+		ids[id], names[name] = "member "+name, p.Ref()
+		m := layout.InventoryMember{Name: name, Profile: p.Ref(), ClusterManager: p.Spec.ClusterManager.Name, Labels: memberLabels(p.Labels),
+			Region: labelProperty(p, PropertyRegion), Zone: labelProperty(p, PropertyZone)}
 		if hasID {
 			m.ClusterID = id
 		}
 		r.Members = append(r.Members, m)
 	}
 	return r
+}
+
+// MemberName is the member a ClusterProfile of that name makes: the name
+// itself when it is a DNS label, as member names must be (they name
+// directories and label values). Otherwise (an object name may have dots
+// and 253 characters) the name with every character but letters and
+// digits a dash, cut to fit, and a hash of the whole name appended, so
+// that two profiles cannot map to one member.
+func MemberName(profile string) string {
+	if len(validation.IsDNS1123Label(profile)) == 0 {
+		return profile
+	}
+	b := []byte(strings.ToLower(profile))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	sum := sha256.Sum256([]byte(profile))
+	const hashLen = 8
+	base := strings.Trim(string(b), "-")
+	if room := validation.DNS1123LabelMaxLength - hashLen - 1; len(base) > room {
+		base = strings.TrimRight(base[:room], "-")
+	}
+	if base == "" {
+		base = "cluster"
+	}
+	return base + "-" + hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// labelProperty is the value of a profile's property when it is a DNS
+// label (a region or zone becomes part of the member's cluster key).
+func labelProperty(p *Profile, name string) string {
+	v, ok := p.Property(name)
+	if !ok || len(validation.IsDNS1123Label(v)) > 0 {
+		return ""
+	}
+	return v
 }
 
 // memberLabels are a profile's labels but mcs-gitops's own.

@@ -36,6 +36,11 @@ const (
 	PropertyClusterID = "cluster.clusterset.k8s.io"
 	// PropertyClusterSet is the KEP-2149 ClusterSet property.
 	PropertyClusterSet = "clusterset.k8s.io"
+	// PropertyRegion and PropertyZone are the well-known topology
+	// properties cluster managers (GKE Fleet, Open Cluster Management)
+	// set; they become the member's region and zone.
+	PropertyRegion = "topology.kubernetes.io/region"
+	PropertyZone   = "topology.kubernetes.io/zone"
 )
 
 // GroupVersionKind is ClusterProfile's.

@@ -45,6 +45,10 @@ type InventoryMember struct {
 	// Labels are the profile's labels, which spec.reach and spec.rollout
 	// select by.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Region and Zone are the profile's topology.kubernetes.io/region
+	// and zone properties, part of the member's cluster key.
+	Region string `json:"region,omitempty"`
+	Zone   string `json:"zone,omitempty"`
 }
 
 // InventoryRefusal is a profile that is not a member.
@@ -107,7 +111,7 @@ func (r *InventoryRecord) MemberConfigs(group string) []v1alpha1.Member {
 	for _, m := range r.Members {
 		ns, name, _ := strings.Cut(m.Profile, "/")
 		out = append(out, v1alpha1.Member{
-			Name: m.Name, ClusterID: m.ClusterID, Group: group, Mode: v1alpha1.ModeFlat, Labels: m.Labels,
+			Name: m.Name, ClusterID: m.ClusterID, Region: m.Region, Zone: m.Zone, Group: group, Mode: v1alpha1.ModeFlat, Labels: m.Labels,
 			Kubeconfig: v1alpha1.KubeconfigRef{ClusterProfile: &v1alpha1.ClusterProfileRef{Namespace: ns, Name: name}},
 		})
 	}
