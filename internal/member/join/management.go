@@ -44,20 +44,28 @@ func readSecretKubeconfig(ctx context.Context, mgmt client.Client, ns, member st
 // name join did not create is refused rather than overwritten: it may be
 // Cluster API's administrator kubeconfig.
 func (r *reporter) writeSecret(ctx context.Context, mgmt client.Client, ns, member string, kubeconfig []byte) error {
+	return r.writeOwnedSecret(ctx, mgmt, ns, SecretName(member), member, map[string][]byte{clusters.DefaultSecretKey: kubeconfig},
+		"it may be an administrator kubeconfig: delete or rename it, or point the member's secretRef elsewhere")
+}
+
+// writeOwnedSecret applies Secret ns/name, labelled as join's and as
+// member's, with data. One of that name join did not create is refused,
+// with advice, rather than overwritten.
+func (r *reporter) writeOwnedSecret(ctx context.Context, mgmt client.Client, ns, name, member string, data map[string][]byte, advice string) error {
 	var have corev1.Secret
-	err := mgmt.Get(ctx, client.ObjectKey{Namespace: ns, Name: SecretName(member)}, &have)
+	err := mgmt.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &have)
 	if err == nil && have.Labels[LabelManagedBy] != FieldManager {
-		return fmt.Errorf("management cluster: Secret %s/%s exists and join did not create it (no label %s=%s); it may be an administrator kubeconfig: delete or rename it, or point the member's secretRef elsewhere",
-			ns, SecretName(member), LabelManagedBy, FieldManager)
+		return fmt.Errorf("management cluster: Secret %s/%s exists and join did not create it (no label %s=%s); %s",
+			ns, name, LabelManagedBy, FieldManager, advice)
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("management cluster: read Secret %s/%s: %w", ns, SecretName(member), err)
+		return fmt.Errorf("management cluster: read Secret %s/%s: %w", ns, name, err)
 	}
 	s := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SecretName(member), Labels: map[string]string{LabelManagedBy: FieldManager, LabelMember: member}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{LabelManagedBy: FieldManager, LabelMember: member}},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{clusters.DefaultSecretKey: kubeconfig},
+		Data:       data,
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
 	if err != nil {

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,9 +28,6 @@ const (
 	// (the token of Secret <consumer namespace>/<clusterName>), which
 	// `mcs-gitops credential secret-token` speaks too.
 	ProfileProvider = "secretreader"
-	// execExtension is the cluster extension client-go hands an exec
-	// plugin as ExecCredential spec.cluster.config.
-	execExtension = "client.authentication.k8s.io/exec"
 )
 
 // TokenSecretName is the Secret holding the member's bearer token for
@@ -59,22 +53,8 @@ func (r *reporter) registerProfile(ctx context.Context, mgmt client.Client, o Op
 	if err := r.ensureProfileCRD(ctx, mgmt, o); err != nil {
 		return err
 	}
-	sec := &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: TokenSecretName(o.Member), Labels: map[string]string{LabelManagedBy: FieldManager, LabelMember: o.Member}},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{"token": []byte(token)},
-	}
-	var have corev1.Secret
-	err = mgmt.Get(ctx, client.ObjectKeyFromObject(sec), &have)
-	if err == nil && have.Labels[LabelManagedBy] != FieldManager {
-		return fmt.Errorf("management cluster: Secret %s/%s exists and join did not create it (no label %s=%s): delete or rename it",
-			o.Namespace, sec.Name, LabelManagedBy, FieldManager)
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("management cluster: read Secret %s/%s: %w", o.Namespace, sec.Name, err)
-	}
-	if err := r.apply(ctx, mgmt, toUnstructured(sec)); err != nil {
+	if err := r.writeOwnedSecret(ctx, mgmt, o.Namespace, TokenSecretName(o.Member), o.Member,
+		map[string][]byte{"token": []byte(token)}, "delete or rename it"); err != nil {
 		return err
 	}
 	if err := r.grantSecretNamed(ctx, mgmt, o.Namespace, TokenSecretName(o.Member), true); err != nil {
@@ -95,7 +75,7 @@ func (r *reporter) registerProfile(ctx context.Context, mgmt client.Client, o Op
 		return err
 	}
 	c := map[string]any{"server": cluster.Server, "extensions": []any{
-		map[string]any{"name": execExtension, "extension": json.RawMessage(ext)},
+		map[string]any{"name": inventory.ExtensionExec, "extension": json.RawMessage(ext)},
 	}}
 	if len(cluster.CertificateAuthorityData) > 0 {
 		c["certificate-authority-data"] = cluster.CertificateAuthorityData
@@ -177,13 +157,4 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 		}
 	}
 	return false
-}
-
-func toUnstructured(obj runtime.Object) *unstructured.Unstructured {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		panic(err) // a typed core object always converts
-	}
-	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
-	return &unstructured.Unstructured{Object: m}
 }
