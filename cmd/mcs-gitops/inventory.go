@@ -332,7 +332,8 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string), m *re
 		case <-changed:
 		}
 		profiles, err := inventory.List(ctx, e.mgmt, src)
-		if err == nil && len(profiles) > 0 && fingerprint(src, profiles, conf) != seen {
+		moved := err == nil && fingerprint(src, profiles, conf) != seen
+		if moved && len(profiles) > 0 {
 			// Profiles go one by one when a namespace or a cluster
 			// manager is emptied: a list taken between two deletes would
 			// be acted on as departures, not as the emptied inventory the
@@ -342,6 +343,7 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string), m *re
 				return
 			}
 			profiles, err = inventory.List(ctx, e.mgmt, src)
+			moved = err == nil && fingerprint(src, profiles, conf) != seen
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -363,7 +365,7 @@ func (e *env) watchInventory(ctx context.Context, reload func(why string), m *re
 		}
 		warned = ""
 		m.InventoryHeld.Set(0)
-		if fingerprint(src, profiles, conf) != seen {
+		if moved {
 			reload("the cluster inventory changed (ClusterProfiles in namespace " + src.Namespace + ")")
 			return
 		}

@@ -45,9 +45,8 @@ mounted ConfigMap updated, a member added) or a Secret it reads credentials
 from changes (a member joined with ` + "`mcs-gitops member join`" + `, a token
 rotated), or when the cluster inventory's ClusterProfiles (spec.inventory,
 watched, and listed every 5s) give another membership, health or access, it
-lets a cycle
-in progress finish, reads the config again,
-reconnects every member and goes on. A config that does not load, or names
+lets a cycle in progress finish, reads the config again, reconnects every
+member and goes on. A config that does not load, or names
 a member kubeconfig file that is missing, does not parse or lacks its
 context, is logged and the running one kept; at start it exits 2.
 
